@@ -1,0 +1,57 @@
+# shellcheck shell=bash
+# Shared settings and helpers for the scripts in this directory; sourced, not run.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${RADIX_TLB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/radix-tlb}
+JOBS=${JOBS:-$(( $(nproc) + 1 ))}
+CROSS_COMPILE=${CROSS_COMPILE:-powerpc64le-linux-gnu-}
+export TOP CACHE JOBS CROSS_COMPILE
+
+die() {
+	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
+	exit 1
+}
+
+log() {
+	printf '==> %s\n' "$*" >&2
+}
+
+# need CMD PACKAGE: fail with the package to install when CMD is missing.
+need() {
+	command -v "$1" >/dev/null 2>&1 ||
+		die "'$1' not found; install it with: apt-get install $2 (or run scripts/deps)"
+}
+
+# The kernel tree the series applies to: $KERNEL_TREE, else the unpacked
+# Debian linux-source-6.12 made by scripts/get-base.
+kernel_tree() {
+	if [ -n "${KERNEL_TREE:-}" ]; then
+		printf '%s\n' "$KERNEL_TREE"
+	else
+		printf '%s\n' "$CACHE/linux"
+	fi
+}
+
+# The commit the series applies to: $BASE, else the tag made by get-base
+# (or HEAD of a user tree).
+base_rev() {
+	if [ -n "${BASE:-}" ]; then
+		printf '%s\n' "$BASE"
+	elif [ -n "${KERNEL_TREE:-}" ]; then
+		printf 'HEAD\n'
+	else
+		printf 'debian-base\n'
+	fi
+}
+
+# series_patches: the patch files of series, in order, as paths.
+series_patches() {
+	local line
+	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line%%#*}
+		line=$(printf '%s' "$line" | tr -d '[:space:]')
+		[ -n "$line" ] || continue
+		[ -f "$TOP/patches/$line" ] || die "series names patches/$line, which does not exist"
+		printf '%s\n' "$TOP/patches/$line"
+	done <"${SERIES:-$TOP/series}"
+}

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Count TLB invalidations through the powerpc:tlbie tracepoint: one counting
+ * perf event per filter and online CPU, system wide.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tlbie_count.h"
+#include "utils.h"
+
+#define TLBIE_ID_PATH	"/sys/kernel/tracing/events/powerpc/tlbie/id"
+#define TLBIE_ID_PATH2	"/sys/kernel/debug/tracing/events/powerpc/tlbie/id"
+#define MAX_CPUS	1024
+
+/*
+ * RB bits 10-11 are IS: 0 flushes one page, 1 the whole PID. RS bits 0-31
+ * (IBM numbering) hold the PID, so RS == 0 is PID 0: kernel addresses, or
+ * the POWER9 ERAT work-around. The POWER9 store-queue work-around for a
+ * whole-PID flush invalidates the page at (1 << 52) - 1.
+ */
+enum {
+	F_GLOBAL,
+	F_GLOBAL_PID,
+	F_LOCAL,
+	F_LOCAL_PID,
+	F_PID0,
+	F_PID0_PID,
+	F_DUMMY,
+	NR_FILTERS
+};
+
+static const char * const filters[NR_FILTERS] = {
+	[F_GLOBAL]	= "local == 0",
+	[F_GLOBAL_PID]	= "local == 0 && rb & 1024",
+	[F_LOCAL]	= "local == 1",
+	[F_LOCAL_PID]	= "local == 1 && rb & 1024",
+	[F_PID0]	= "local == 0 && rs == 0",
+	[F_PID0_PID]	= "local == 0 && rs == 0 && rb & 1024",
+	[F_DUMMY]	= "local == 0 && rs != 0 && rb >= 0xffffffffff000 && rb < 0x10000000000000",
+};
+
+static int *fds;
+static int nr_fds;
+
+static const char *why_not;
+
+static long tracepoint_id(void)
+{
+	long id;
+
+	if (read_long(TLBIE_ID_PATH, &id, 10) == 0 ||
+	    read_long(TLBIE_ID_PATH2, &id, 10) == 0)
+		return id;
+	return -1;
+}
+
+/* Parse /sys/devices/system/cpu/online ("0-3,6"): counting must see every CPU. */
+int tlbie_online_cpus(int *cpus, int max)
+{
+	char buf[4096], *p;
+	size_t len;
+	int n = 0;
+
+	if (read_file("/sys/devices/system/cpu/online", buf, sizeof(buf) - 1, &len))
+		return -1;
+	buf[len] = '\0';
+	for (p = buf; *p && *p != '\n';) {
+		long lo = strtol(p, &p, 10), hi = lo;
+
+		if (*p == '-')
+			hi = strtol(p + 1, &p, 10);
+		for (; lo <= hi && n < max; lo++)
+			cpus[n++] = lo;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -1;
+	}
+	return n;
+}
+
+static int open_all(long id)
+{
+	int cpus[MAX_CPUS], nr_cpus, i, f;
+	struct perf_event_attr attr;
+
+	nr_cpus = tlbie_online_cpus(cpus, MAX_CPUS);
+	if (nr_cpus <= 0)
+		return -1;
+	fds = calloc((size_t)nr_cpus * NR_FILTERS, sizeof(*fds));
+	if (!fds)
+		return -1;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.size = sizeof(attr);
+	attr.config = id;
+	attr.disabled = 1;
+
+	for (i = 0; i < nr_cpus; i++) {
+		for (f = 0; f < NR_FILTERS; f++) {
+			int fd = syscall(__NR_perf_event_open, &attr, -1, cpus[i], -1,
+					 PERF_FLAG_FD_CLOEXEC);
+
+			if (fd < 0) {
+				why_not = (errno == EACCES || errno == EPERM) ?
+					"perf_event_open of powerpc:tlbie not permitted (need root)" :
+					"perf_event_open of powerpc:tlbie failed";
+				return -1;
+			}
+			fds[nr_fds++] = fd;
+			if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filters[f])) {
+				fprintf(stderr, "tlbie_count: filter \"%s\": %s\n",
+					filters[f], strerror(errno));
+				why_not = "tracepoint filter rejected";
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+const char *tlbie_count_unavailable(void)
+{
+	bool hash;
+	long id;
+
+	if (fds)
+		return why_not;
+	if (getuid() != 0)
+		return (why_not = "must be root to count tlbie system wide");
+	if (using_hash_mmu(&hash) || hash)
+		return (why_not = "radix MMU not in use");
+	id = tracepoint_id();
+	if (id < 0)
+		return (why_not = "powerpc:tlbie tracepoint not found (tracefs, CONFIG_EVENT_TRACING)");
+	if (open_all(id)) {
+		tlbie_count_close();
+		fds = calloc(1, sizeof(*fds));	/* remember the failure */
+		return why_not;
+	}
+	return NULL;
+}
+
+static int ioctl_all(unsigned long request)
+{
+	int i;
+
+	for (i = 0; i < nr_fds; i++)
+		if (ioctl(fds[i], request, 0))
+			return -1;
+	return 0;
+}
+
+int tlbie_count_start(void)
+{
+	if (tlbie_count_unavailable())
+		return -1;
+	if (ioctl_all(PERF_EVENT_IOC_RESET))
+		return -1;
+	return ioctl_all(PERF_EVENT_IOC_ENABLE);
+}
+
+int tlbie_count_stop(struct tlbie_counts *c)
+{
+	unsigned long long sum[NR_FILTERS] = { 0 };
+	unsigned long long dups;
+	int i;
+
+	if (ioctl_all(PERF_EVENT_IOC_DISABLE))
+		return -1;
+	for (i = 0; i < nr_fds; i++) {
+		unsigned long long v;
+
+		if (read(fds[i], &v, sizeof(v)) != sizeof(v))
+			return -1;
+		sum[i % NR_FILTERS] += v;
+	}
+
+	/*
+	 * Every POWER9 fix-up sequence has one tlbie to PID 0, and one of the
+	 * dummy address (after a whole-PID flush) or a repeat of a per-page
+	 * flush (after per-page flushes). Without the errata both are 0.
+	 */
+	dups = sum[F_PID0] > sum[F_DUMMY] ? sum[F_PID0] - sum[F_DUMMY] : 0;
+
+	memset(c, 0, sizeof(*c));
+	c->raw_global = sum[F_GLOBAL];
+	c->raw_global_pid = sum[F_GLOBAL_PID];
+	c->fixup = sum[F_PID0] + sum[F_DUMMY] + dups;
+	c->global_pid = sum[F_GLOBAL_PID] - sum[F_PID0_PID];
+	c->global = c->raw_global > c->fixup ? c->raw_global - c->fixup : 0;
+	c->global_page = c->global > c->global_pid ? c->global - c->global_pid : 0;
+	c->local = sum[F_LOCAL];
+	c->local_pid = sum[F_LOCAL_PID];
+	return 0;
+}
+
+void tlbie_count_close(void)
+{
+	int i;
+
+	for (i = 0; i < nr_fds; i++)
+		close(fds[i]);
+	free(fds);
+	fds = NULL;
+	nr_fds = 0;
+}
+
+/* One line a harness can parse: "tlbie: <label> key=value ..." */
+void tlbie_counts_print(const char *label, const struct tlbie_counts *c)
+{
+	printf("tlbie: %s global=%llu global_pid=%llu global_page=%llu local=%llu local_pid=%llu fixup=%llu raw_global=%llu raw_global_pid=%llu\n",
+	       label, c->global, c->global_pid, c->global_page, c->local,
+	       c->local_pid, c->fixup, c->raw_global, c->raw_global_pid);
+	fflush(stdout);
+}
+
+static void *sibling_fn(void *arg)
+{
+	struct tlbie_sibling *s = arg;
+
+	if (bind_to_cpu(s->cpu) != s->cpu) {
+		s->running = -1;
+		return NULL;
+	}
+	s->running = 1;
+	while (!s->stop)
+		__asm__ __volatile__("" ::: "memory");
+	return NULL;
+}
+
+int tlbie_sibling_start(struct tlbie_sibling *s, int cpu)
+{
+	s->cpu = cpu;
+	s->stop = 0;
+	s->running = 0;
+	if (pthread_create(&s->thread, NULL, sibling_fn, s))
+		return -1;
+	while (!s->running)
+		sched_yield();
+	if (s->running < 0) {
+		pthread_join(s->thread, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+void tlbie_sibling_stop(struct tlbie_sibling *s)
+{
+	s->stop = 1;
+	pthread_join(s->thread, NULL);
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Count the TLB invalidations the kernel issues, through the powerpc:tlbie
+ * tracepoint, so tests can check how the radix MMU code flushes.
+ */
+#ifndef _SELFTESTS_POWERPC_MM_TLBIE_COUNT_H
+#define _SELFTESTS_POWERPC_MM_TLBIE_COUNT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+/*
+ * Invalidations seen between tlbie_count_start() and tlbie_count_stop(),
+ * on all online CPUs.
+ *
+ * The raw_* fields are what the tracepoint reports. POWER9 has errata
+ * work-arounds (fixup_tlbie_*() in radix_tlb.c) that follow each global
+ * invalidation sequence with a tlbie to PID 0 and a second tlbie either to
+ * a dummy address (after a whole-PID flush) or to the last address flushed
+ * (after per-page flushes). The other fields leave those out, so they read
+ * the same on POWER9 and POWER10.
+ */
+struct tlbie_counts {
+	unsigned long long global;	/* tlbie for user PIDs */
+	unsigned long long global_pid;	/* of which whole-PID (IS = 1) */
+	unsigned long long global_page;	/* of which per-page (IS = 0) */
+	unsigned long long local;	/* tlbiel, any kind */
+	unsigned long long local_pid;	/* tlbiel whole-PID, one per TLB set */
+	unsigned long long fixup;	/* POWER9 errata fix-ups left out */
+	unsigned long long raw_global;	/* local == 0 */
+	unsigned long long raw_global_pid; /* local == 0 && rb & 1024 */
+};
+
+/* NULL when counting works here, else why not (for SKIP_IF_MSG()). */
+const char *tlbie_count_unavailable(void);
+
+int tlbie_count_start(void);
+int tlbie_count_stop(struct tlbie_counts *c);
+void tlbie_count_close(void);
+void tlbie_counts_print(const char *label, const struct tlbie_counts *c);
+
+/* The online CPUs, ascending; returns how many were stored, or -1. */
+int tlbie_online_cpus(int *cpus, int max);
+
+/*
+ * A thread of the caller's process, bound to @cpu and spinning there, so
+ * the mm stays active on that CPU and the kernel must flush globally.
+ */
+struct tlbie_sibling {
+	pthread_t thread;
+	int cpu;
+	volatile int stop;
+	volatile int running;
+};
+
+int tlbie_sibling_start(struct tlbie_sibling *s, int cpu);
+void tlbie_sibling_stop(struct tlbie_sibling *s);
+
+#endif /* _SELFTESTS_POWERPC_MM_TLBIE_COUNT_H */

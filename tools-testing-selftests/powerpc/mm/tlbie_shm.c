@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The workload of the 2021 "Upgrade va tlbie to PID tlbie if we cross
+ * PMD_SIZE" thread: attach a SysV shm segment, fill it, detach it, and
+ * count the TLB invalidations the detach makes the kernel issue.
+ *
+ * Shared dirty pages make core mm flush at the end of every page table
+ * (one PMD), so the detach reaches the arch in batches of PMD_SIZE / page
+ * size pages. With -t 2 a second thread spins on another CPU, so the
+ * flushes are global (tlbie); with -t 1 they are local (tlbiel).
+ *
+ * Usage: tlbie_shm [-s MiB] [-t 1|2] [-i iterations]
+ * Prints one "tlbie: shm_<MiB>M_<threads>t ..." line per detach.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
+#include <unistd.h>
+
+#include "tlbie_count.h"
+#include "utils.h"
+
+static int shm_detach_counted(size_t size, struct tlbie_counts *c)
+{
+	void *p;
+	int id;
+
+	id = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
+	if (id < 0) {
+		perror("shmget");
+		return -1;
+	}
+	p = shmat(id, NULL, 0);
+	shmctl(id, IPC_RMID, NULL);
+	if (p == (void *)-1) {
+		perror("shmat");
+		return -1;
+	}
+	memset(p, 0x5a, size);
+
+	if (tlbie_count_start())
+		return -1;
+	if (shmdt(p)) {
+		perror("shmdt");
+		return -1;
+	}
+	return tlbie_count_stop(c);
+}
+
+int main(int argc, char *argv[])
+{
+	unsigned long mib = 64, threads = 2, iterations = 1, i;
+	struct tlbie_sibling sibling;
+	struct tlbie_counts c;
+	const char *why;
+	char label[64];
+	int cpus[2], opt;
+
+	while ((opt = getopt(argc, argv, "s:t:i:")) != -1) {
+		switch (opt) {
+		case 's':
+			mib = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			threads = strtoul(optarg, NULL, 0);
+			break;
+		case 'i':
+			iterations = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-s MiB] [-t 1|2] [-i iterations]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (!mib || (threads != 1 && threads != 2)) {
+		fprintf(stderr, "%s: -s must be > 0 and -t 1 or 2\n", argv[0]);
+		return 2;
+	}
+
+	why = tlbie_count_unavailable();
+	if (why) {
+		fprintf(stderr, "%s: cannot count tlbie: %s\n", argv[0], why);
+		return 4;	/* kselftest skip */
+	}
+	if (tlbie_online_cpus(cpus, 2) < (int)threads) {
+		fprintf(stderr, "%s: -t %lu needs %lu online CPUs\n", argv[0], threads, threads);
+		return 4;
+	}
+	if (bind_to_cpu(cpus[0]) != cpus[0])
+		return 1;
+	if (threads == 2 && tlbie_sibling_start(&sibling, cpus[1]))
+		return 1;
+
+	snprintf(label, sizeof(label), "shm_%luM_%lut", mib, threads);
+	for (i = 0; i < iterations; i++) {
+		if (shm_detach_counted(mib << 20, &c))
+			return 1;
+		tlbie_counts_print(label, &c);
+	}
+
+	if (threads == 2)
+		tlbie_sibling_stop(&sibling);
+	tlbie_count_close();
+	return 0;
+}
