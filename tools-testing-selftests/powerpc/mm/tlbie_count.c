@@ -114,9 +114,10 @@ static int open_all(long id)
 					 PERF_FLAG_FD_CLOEXEC);
 
 			if (fd < 0) {
-				why_not = (errno == EACCES || errno == EPERM) ?
-					"perf_event_open of powerpc:tlbie not permitted (need root)" :
-					"perf_event_open of powerpc:tlbie failed";
+				if (errno == EACCES || errno == EPERM)
+					why_not = "perf_event_open of powerpc:tlbie not permitted";
+				else
+					why_not = "perf_event_open of powerpc:tlbie failed";
 				return -1;
 			}
 			fds[nr_fds++] = fd;
@@ -144,7 +145,7 @@ const char *tlbie_count_unavailable(void)
 		return (why_not = "radix MMU not in use");
 	id = tracepoint_id();
 	if (id < 0)
-		return (why_not = "powerpc:tlbie tracepoint not found (tracefs, CONFIG_EVENT_TRACING)");
+		return (why_not = "no powerpc:tlbie tracepoint (tracefs, EVENT_TRACING)");
 	if (open_all(id)) {
 		tlbie_count_close();
 		fds = calloc(1, sizeof(*fds));	/* remember the failure */
@@ -221,9 +222,10 @@ void tlbie_count_close(void)
 /* One line a harness can parse: "tlbie: <label> key=value ..." */
 void tlbie_counts_print(const char *label, const struct tlbie_counts *c)
 {
-	printf("tlbie: %s global=%llu global_pid=%llu global_page=%llu local=%llu local_pid=%llu fixup=%llu raw_global=%llu raw_global_pid=%llu\n",
-	       label, c->global, c->global_pid, c->global_page, c->local,
-	       c->local_pid, c->fixup, c->raw_global, c->raw_global_pid);
+	printf("tlbie: %s global=%llu global_pid=%llu global_page=%llu",
+	       label, c->global, c->global_pid, c->global_page);
+	printf(" local=%llu local_pid=%llu fixup=%llu", c->local, c->local_pid, c->fixup);
+	printf(" raw_global=%llu raw_global_pid=%llu\n", c->raw_global, c->raw_global_pid);
 	fflush(stdout);
 }
 
@@ -232,12 +234,12 @@ static void *sibling_fn(void *arg)
 	struct tlbie_sibling *s = arg;
 
 	if (bind_to_cpu(s->cpu) != s->cpu) {
-		s->running = -1;
+		__atomic_store_n(&s->running, -1, __ATOMIC_RELEASE);
 		return NULL;
 	}
-	s->running = 1;
-	while (!s->stop)
-		__asm__ __volatile__("" ::: "memory");
+	__atomic_store_n(&s->running, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
+		;
 	return NULL;
 }
 
@@ -248,9 +250,9 @@ int tlbie_sibling_start(struct tlbie_sibling *s, int cpu)
 	s->running = 0;
 	if (pthread_create(&s->thread, NULL, sibling_fn, s))
 		return -1;
-	while (!s->running)
+	while (!__atomic_load_n(&s->running, __ATOMIC_ACQUIRE))
 		sched_yield();
-	if (s->running < 0) {
+	if (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE) < 0) {
 		pthread_join(s->thread, NULL);
 		return -1;
 	}
@@ -259,6 +261,6 @@ int tlbie_sibling_start(struct tlbie_sibling *s, int cpu)
 
 void tlbie_sibling_stop(struct tlbie_sibling *s)
 {
-	s->stop = 1;
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(s->thread, NULL);
 }

@@ -49,8 +49,8 @@ int tlbie_online_cpus(int *cpus, int max);
 struct tlbie_sibling {
 	pthread_t thread;
 	int cpu;
-	volatile int stop;
-	volatile int running;
+	int stop;		/* set by tlbie_sibling_stop() */
+	int running;		/* 1 once bound, -1 if binding failed */
 };
 
 int tlbie_sibling_start(struct tlbie_sibling *s, int cpu);
