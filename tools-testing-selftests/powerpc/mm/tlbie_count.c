@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -227,6 +228,68 @@ void tlbie_counts_print(const char *label, const struct tlbie_counts *c)
 	printf(" local=%llu local_pid=%llu fixup=%llu", c->local, c->local_pid, c->fixup);
 	printf(" raw_global=%llu raw_global_pid=%llu\n", c->raw_global, c->raw_global_pid);
 	fflush(stdout);
+}
+
+const char * const tlbie_op_name[NR_TLBIE_OPS] = {
+	[TLBIE_MUNMAP]		= "munmap",
+	[TLBIE_DONTNEED]	= "madv_dontneed",
+	[TLBIE_MPROTECT_RO]	= "mprotect_ro",
+	[TLBIE_MPROTECT_RW]	= "mprotect_rw",
+};
+
+int tlbie_count_op(enum tlbie_op op, unsigned long pages, struct tlbie_counts *c)
+{
+	unsigned long page = sysconf(_SC_PAGESIZE);
+	size_t len = 2 * TLBIE_PMD_SPAN + (pages + 2) * page;
+	char *map, *start;
+	int rc;
+
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return -1;
+	madvise(map, len, MADV_NOHUGEPAGE);
+	memset(map, 1, len);
+
+	start = (char *)(((unsigned long)map + TLBIE_PMD_SPAN - 1) & ~(TLBIE_PMD_SPAN - 1));
+	start += page;
+	if (op == TLBIE_MPROTECT_RW && mprotect(start, pages * page, PROT_READ)) {
+		munmap(map, len);
+		return -1;
+	}
+
+	if (tlbie_count_start()) {
+		munmap(map, len);
+		return -1;
+	}
+	switch (op) {
+	case TLBIE_MUNMAP:
+		rc = munmap(start, pages * page);
+		break;
+	case TLBIE_DONTNEED:
+		rc = madvise(start, pages * page, MADV_DONTNEED);
+		break;
+	case TLBIE_MPROTECT_RO:
+		rc = mprotect(start, pages * page, PROT_READ);
+		break;
+	default:
+		rc = mprotect(start, pages * page, PROT_READ | PROT_WRITE);
+		break;
+	}
+	if (tlbie_count_stop(c))
+		rc = -1;
+	munmap(map, len);
+	return rc;
+}
+
+int tlbie_count_op_global(enum tlbie_op op, unsigned long pages, struct tlbie_counts *c)
+{
+	int tries = 0, rc;
+
+	do
+		rc = tlbie_count_op(op, pages, c);
+	while (!rc && c->local && ++tries < 3);
+	return rc;
 }
 
 static void *sibling_fn(void *arg)

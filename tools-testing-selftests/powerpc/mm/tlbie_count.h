@@ -39,6 +39,36 @@ int tlbie_count_stop(struct tlbie_counts *c);
 void tlbie_count_close(void);
 void tlbie_counts_print(const char *label, const struct tlbie_counts *c);
 
+/* What a test does to a range of pages: the first three need a flush. */
+enum tlbie_op {
+	TLBIE_MUNMAP,
+	TLBIE_DONTNEED,
+	TLBIE_MPROTECT_RO,	/* read-write to read-only */
+	TLBIE_MPROTECT_RW,	/* read-only (after a write) to read-write */
+	NR_TLBIE_OPS
+};
+
+extern const char * const tlbie_op_name[NR_TLBIE_OPS];
+
+/* Bytes one page table maps (2MB with 64K or 4K radix pages). */
+#define TLBIE_PMD_SPAN	(2UL << 20)
+
+/*
+ * Apply @op to @pages populated private pages that start one page past a
+ * page-table boundary (so the range frees no page table and no page walk
+ * cache flush is due) and count the invalidations it causes.
+ */
+int tlbie_count_op(enum tlbie_op op, unsigned long pages, struct tlbie_counts *c);
+
+/*
+ * tlbie_count_op() for a process with a thread live on another CPU, where
+ * every flush should be global. About once per 1073 flushes on a CPU the
+ * kernel trims mm_cpumask instead (IPI, tlbiel on each CPU, then a local
+ * flush: see tick_and_test_trim_clock()); a measurement that saw tlbiel is
+ * such a one, and is taken again, up to 3 times.
+ */
+int tlbie_count_op_global(enum tlbie_op op, unsigned long pages, struct tlbie_counts *c);
+
 /* The online CPUs, ascending; returns how many were stored, or -1. */
 int tlbie_online_cpus(int *cpus, int max);
 

@@ -7,70 +7,25 @@
  * whole-PID flush throws away the TLB entries of every thread of the
  * process on every CPU, which is what the flush ceiling exists to avoid for
  * small ranges.
- *
- * The range never covers a whole page table, so no page table is freed
- * and no page walk cache flush is due.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "tlbie_count.h"
 #include "utils.h"
 
 #define CEILING_FILE	"powerpc/tlb_single_page_flush_ceiling"
-#define PMD_SPAN	(2UL << 20)	/* what one PTE page maps, 64K or 4K pages */
-
-enum op { OP_MUNMAP, OP_DONTNEED, OP_MPROTECT };
-static const char * const op_name[] = { "munmap", "madv_dontneed", "mprotect_ro" };
-
-/* Flush k pages starting one page past a page-table boundary, counted. */
-static int flush_k_pages(enum op op, unsigned long k, struct tlbie_counts *c)
-{
-	unsigned long page = sysconf(_SC_PAGESIZE);
-	size_t len = 2 * PMD_SPAN + (k + 2) * page;
-	char *map, *start;
-	int rc;
-
-	map = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED)
-		return -1;
-	madvise(map, len, MADV_NOHUGEPAGE);
-	memset(map, 1, len);
-
-	start = (char *)(((unsigned long)map + PMD_SPAN - 1) & ~(PMD_SPAN - 1)) + page;
-
-	if (tlbie_count_start())
-		return -1;
-	switch (op) {
-	case OP_MUNMAP:
-		rc = munmap(start, k * page);
-		break;
-	case OP_DONTNEED:
-		rc = madvise(start, k * page, MADV_DONTNEED);
-		break;
-	default:
-		rc = mprotect(start, k * page, PROT_READ);
-		break;
-	}
-	if (tlbie_count_stop(c) || rc)
-		return -1;
-	munmap(map, len);
-	return 0;
-}
 
 static int test_small_range(void)
 {
 	struct tlbie_sibling sibling;
 	struct tlbie_counts c;
 	unsigned long ks[3];
-	const char *why;
 	int cpus[2], ceiling, failed = 0;
-	unsigned int i, o;
+	const char *why;
 	char label[64];
+	unsigned int i;
+	int op;
 
 	why = tlbie_count_unavailable();
 	SKIP_IF_MSG(why, why);
@@ -87,18 +42,18 @@ static int test_small_range(void)
 	FAIL_IF(bind_to_cpu(cpus[0]) != cpus[0]);
 	FAIL_IF(tlbie_sibling_start(&sibling, cpus[1]));
 
-	for (o = OP_MUNMAP; o <= OP_MPROTECT; o++) {
+	for (op = TLBIE_MUNMAP; op <= TLBIE_MPROTECT_RO; op++) {
 		for (i = 0; i < 3; i++) {
-			if (flush_k_pages(o, ks[i], &c)) {
-				perror(op_name[o]);
+			if (tlbie_count_op_global(op, ks[i], &c)) {
+				perror(tlbie_op_name[op]);
 				failed = 1;
 				continue;
 			}
-			snprintf(label, sizeof(label), "%s_%lu", op_name[o], ks[i]);
+			snprintf(label, sizeof(label), "%s_%lu", tlbie_op_name[op], ks[i]);
 			tlbie_counts_print(label, &c);
 			if (c.global_page != ks[i] || c.global_pid != 0) {
 				printf("%s of %lu pages: want %lu per-page and 0 whole-PID tlbie\n",
-				       op_name[o], ks[i], ks[i]);
+				       tlbie_op_name[op], ks[i], ks[i]);
 				failed = 1;
 			}
 		}
