@@ -9,19 +9,48 @@
  * size pages. With -t 2 a second thread spins on another CPU, so the
  * flushes are global (tlbie); with -t 1 they are local (tlbiel).
  *
- * Usage: tlbie_shm [-s MiB] [-t 1|2] [-i iterations]
- * Prints one "tlbie: shm_<MiB>M_<threads>t ..." line per detach.
+ * With -p, the other side of the trade-off instead: mprotect() to
+ * read-only and munmap() of exactly one page table's worth of memory (one
+ * 2MB PMD), what khugepaged and THP-sized ranges flush; these change only
+ * with the flush ceiling.
+ *
+ * Usage: tlbie_shm [-s MiB] [-t 1|2] [-i iterations] [-p] [-l suffix]
+ * Prints one "tlbie: shm_<MiB>M_<threads>t<suffix> ..." line per detach,
+ * or "pmd_mprotect_<threads>t<suffix>" and "pmd_munmap_..." with -p.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
+#include <sys/mman.h>
 #include <sys/shm.h>
 #include <unistd.h>
 
 #include "tlbie_count.h"
 #include "utils.h"
+
+/* mprotect() then munmap() one whole, populated page table's worth. */
+static int pmd_counted(struct tlbie_counts *prot, struct tlbie_counts *unmap)
+{
+	size_t len = 2 * TLBIE_PMD_SPAN;
+	char *map, *pmd;
+
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return -1;
+	madvise(map, len, MADV_NOHUGEPAGE);
+	memset(map, 1, len);
+	pmd = (char *)(((unsigned long)map + TLBIE_PMD_SPAN - 1) & ~(TLBIE_PMD_SPAN - 1));
+
+	if (tlbie_count_start() || mprotect(pmd, TLBIE_PMD_SPAN, PROT_READ) ||
+	    tlbie_count_stop(prot))
+		return -1;
+	if (tlbie_count_start() || munmap(pmd, TLBIE_PMD_SPAN) || tlbie_count_stop(unmap))
+		return -1;
+	return munmap(map, len);
+}
 
 static int shm_detach_counted(size_t size, struct tlbie_counts *c)
 {
@@ -53,14 +82,20 @@ static int shm_detach_counted(size_t size, struct tlbie_counts *c)
 int main(int argc, char *argv[])
 {
 	unsigned long mib = 64, threads = 2, iterations = 1, i;
+	struct tlbie_counts c, unmap;
 	struct tlbie_sibling sibling;
-	struct tlbie_counts c;
-	const char *why;
-	char label[64];
-	int cpus[2], opt;
+	const char *why, *suffix = "";
+	char label[64], label2[64];
+	int cpus[2], opt, pmd = 0;
 
-	while ((opt = getopt(argc, argv, "s:t:i:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:i:pl:")) != -1) {
 		switch (opt) {
+		case 'p':
+			pmd = 1;
+			break;
+		case 'l':
+			suffix = optarg;
+			break;
 		case 's':
 			mib = strtoul(optarg, NULL, 0);
 			break;
@@ -71,7 +106,8 @@ int main(int argc, char *argv[])
 			iterations = strtoul(optarg, NULL, 0);
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-s MiB] [-t 1|2] [-i iterations]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-s MiB] [-t 1|2] [-i iterations] [-p] [-l suffix]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -94,11 +130,17 @@ int main(int argc, char *argv[])
 	if (threads == 2 && tlbie_sibling_start(&sibling, cpus[1]))
 		return 1;
 
-	snprintf(label, sizeof(label), "shm_%luM_%lut", mib, threads);
+	snprintf(label, sizeof(label), "shm_%luM_%lut%s", mib, threads, suffix);
+	if (pmd) {
+		snprintf(label, sizeof(label), "pmd_mprotect_%lut%s", threads, suffix);
+		snprintf(label2, sizeof(label2), "pmd_munmap_%lut%s", threads, suffix);
+	}
 	for (i = 0; i < iterations; i++) {
-		if (shm_detach_counted(mib << 20, &c))
+		if (pmd ? pmd_counted(&c, &unmap) : shm_detach_counted(mib << 20, &c))
 			return 1;
 		tlbie_counts_print(label, &c);
+		if (pmd)
+			tlbie_counts_print(label2, &unmap);
 	}
 
 	if (threads == 2)
