@@ -23,7 +23,12 @@
 
 #define PATTERN		0xa5
 
-enum { IDLE, HOT, CHECK, CHECKED, QUIT };
+/*
+ * IDLE -> HOT (reader loops over the pages) -> HOLD (reader stops touching
+ * them, its TLB still holds them: HELD) -> main thread unmaps -> CHECK ->
+ * CHECKED (reader read each page once more) -> IDLE.
+ */
+enum { IDLE, HOT, HOLD, HELD, CHECK, CHECKED, QUIT };
 
 static char *area;
 static unsigned long nr_pages;
@@ -75,6 +80,8 @@ static void *reader(void *arg)
 		if (ph == HOT) {
 			keep_hot();
 			__atomic_add_fetch(&passes, 1, __ATOMIC_RELEASE);
+		} else if (ph == HOLD) {
+			__atomic_store_n(&phase, HELD, __ATOMIC_RELEASE);
 		} else if (ph == CHECK) {
 			check_pages();
 			__atomic_store_n(&phase, CHECKED, __ATOMIC_RELEASE);
@@ -127,6 +134,8 @@ static int one(int op, unsigned long pages, bool threaded)
 
 		set_phase(HOT);
 		wait_for(&passes, seen + 2);	/* translations are cached */
+		set_phase(HOLD);
+		wait_for(&phase, HELD);		/* no access races the unmap */
 		FAIL_IF(apply(op));
 		set_phase(CHECK);
 		wait_for(&phase, CHECKED);
