@@ -10,7 +10,7 @@
 
 #include "radix_flush.h"
 
-/* The defaults of radix_tlb.c: 33 pages global, POWER9_TLB_SETS_RADIX * 2 local */
+/* The defaults of radix_tlb.c: at or above 34 pages global, 257 local */
 #define GLOBAL_CEILING	34
 #define LOCAL_CEILING	257
 

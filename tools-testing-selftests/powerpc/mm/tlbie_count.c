@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -95,10 +96,17 @@ static int open_all(long id)
 {
 	int cpus[MAX_CPUS], nr_cpus, i, f;
 	struct perf_event_attr attr;
+	struct rlimit rl;
 
 	nr_cpus = tlbie_online_cpus(cpus, MAX_CPUS);
 	if (nr_cpus <= 0)
 		return -1;
+
+	/* NR_FILTERS descriptors per CPU: raise the soft limit on big machines */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	fds = calloc((size_t)nr_cpus * NR_FILTERS, sizeof(*fds));
 	if (!fds)
 		return -1;
@@ -117,6 +125,8 @@ static int open_all(long id)
 			if (fd < 0) {
 				if (errno == EACCES || errno == EPERM)
 					why_not = "perf_event_open of powerpc:tlbie not permitted";
+				else if (errno == EMFILE)
+					why_not = "too many CPUs for RLIMIT_NOFILE";
 				else
 					why_not = "perf_event_open of powerpc:tlbie failed";
 				return -1;
@@ -290,6 +300,18 @@ int tlbie_count_op_global(enum tlbie_op op, unsigned long pages, struct tlbie_co
 		rc = tlbie_count_op(op, pages, c);
 	while (!rc && c->local && ++tries < 3);
 	return rc;
+}
+
+const char *tlbie_global_unavailable(void)
+{
+	struct tlbie_counts c;
+
+	if (tlbie_count_op_global(TLBIE_MPROTECT_RO, 1, &c))
+		return "cannot measure a one-page flush";
+	tlbie_counts_print("calibration_mprotect_ro_1", &c);
+	if (c.global == 0)
+		return "global flushes do not use tlbie here (no GTSE, or tlbie disabled)";
+	return NULL;
 }
 
 static void *sibling_fn(void *arg)

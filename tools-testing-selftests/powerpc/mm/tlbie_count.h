@@ -76,6 +76,13 @@ int tlbie_online_cpus(int *cpus, int max);
  * A thread of the caller's process, bound to @cpu and spinning there, so
  * the mm stays active on that CPU and the kernel must flush globally.
  */
+/*
+ * With a sibling running: NULL when a global flush issues tlbie here, else
+ * why not (a guest without GTSE flushes through the hypervisor, and
+ * debugfs powerpc/tlbie_enabled = 0 flushes with tlbiel on each CPU).
+ */
+const char *tlbie_global_unavailable(void);
+
 struct tlbie_sibling {
 	pthread_t thread;
 	int cpu;

@@ -41,6 +41,8 @@ static int test_small_range(void)
 
 	FAIL_IF(bind_to_cpu(cpus[0]) != cpus[0]);
 	FAIL_IF(tlbie_sibling_start(&sibling, cpus[1]));
+	why = tlbie_global_unavailable();
+	SKIP_IF_MSG(why, why);
 
 	for (op = TLBIE_MUNMAP; op <= TLBIE_MPROTECT_RO; op++) {
 		for (i = 0; i < 3; i++) {
