@@ -115,13 +115,20 @@ static int open_all(long id)
 	attr.type = PERF_TYPE_TRACEPOINT;
 	attr.size = sizeof(attr);
 	attr.config = id;
-	attr.disabled = 1;
 
+	/*
+	 * One group per CPU, so its counters start and stop together and one
+	 * CPU's counts are consistent with each other.
+	 */
 	for (i = 0; i < nr_cpus; i++) {
-		for (f = 0; f < NR_FILTERS; f++) {
-			int fd = syscall(__NR_perf_event_open, &attr, -1, cpus[i], -1,
-					 PERF_FLAG_FD_CLOEXEC);
+		int leader = -1;
 
+		for (f = 0; f < NR_FILTERS; f++) {
+			int fd;
+
+			attr.disabled = leader < 0;
+			fd = syscall(__NR_perf_event_open, &attr, -1, cpus[i], leader,
+				     PERF_FLAG_FD_CLOEXEC);
 			if (fd < 0) {
 				if (errno == EACCES || errno == EPERM)
 					why_not = "perf_event_open of powerpc:tlbie not permitted";
@@ -132,6 +139,8 @@ static int open_all(long id)
 				return -1;
 			}
 			fds[nr_fds++] = fd;
+			if (leader < 0)
+				leader = fd;
 			if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filters[f])) {
 				fprintf(stderr, "tlbie_count: filter \"%s\": %s\n",
 					filters[f], strerror(errno));
@@ -165,12 +174,13 @@ const char *tlbie_count_unavailable(void)
 	return NULL;
 }
 
+/* @request on every CPU's group */
 static int ioctl_all(unsigned long request)
 {
 	int i;
 
-	for (i = 0; i < nr_fds; i++)
-		if (ioctl(fds[i], request, 0))
+	for (i = 0; i < nr_fds; i += NR_FILTERS)
+		if (ioctl(fds[i], request, PERF_IOC_FLAG_GROUP))
 			return -1;
 	return 0;
 }

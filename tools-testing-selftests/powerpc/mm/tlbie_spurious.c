@@ -51,6 +51,8 @@ static void *writer(void *arg)
 			area[i * page_size + cpu] = 1;
 		pthread_barrier_wait(&done);
 	}
+	/* Exit (glibc frees the stack: a flush) only once counting stopped */
+	pthread_barrier_wait(&start);
 	return NULL;
 }
 
@@ -88,6 +90,7 @@ static int racing_faults(int nr)
 		}
 		munmap(area, len);
 	}
+	pthread_barrier_wait(&start);
 	for (i = 0; i < nr; i++)
 		pthread_join(threads[i], NULL);
 	return failed;
