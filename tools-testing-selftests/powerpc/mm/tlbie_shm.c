@@ -106,8 +106,8 @@ int main(int argc, char *argv[])
 			iterations = strtoul(optarg, NULL, 0);
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-s MiB] [-t 1|2] [-i iterations] [-p] [-l suffix]\n",
-				argv[0]);
+			fprintf(stderr, "usage: %s [-s MiB] [-t 1|2] [-i iterations]", argv[0]);
+			fprintf(stderr, " [-p] [-l suffix]\n");
 			return 2;
 		}
 	}
