@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -257,6 +258,45 @@ const char * const tlbie_op_name[NR_TLBIE_OPS] = {
 	[TLBIE_MPROTECT_RW]	= "mprotect_rw",
 };
 
+char *tlbie_map_filled(size_t len)
+{
+	char *map;
+
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	madvise(map, len, MADV_NOHUGEPAGE);
+	memset(map, 1, len);
+	return map;
+}
+
+int tlbie_count_shmdt(size_t size, struct tlbie_counts *c, void **addr)
+{
+	int id;
+
+	id = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
+	if (id < 0) {
+		perror("shmget");
+		return -1;
+	}
+	*addr = shmat(id, NULL, 0);
+	shmctl(id, IPC_RMID, NULL);
+	if (*addr == (void *)-1) {
+		perror("shmat");
+		return -1;
+	}
+	memset(*addr, 0x5a, size);
+
+	if (tlbie_count_start())
+		return -1;
+	if (shmdt(*addr)) {
+		perror("shmdt");
+		return -1;
+	}
+	return tlbie_count_stop(c);
+}
+
 int tlbie_count_op(enum tlbie_op op, unsigned long pages, struct tlbie_counts *c)
 {
 	unsigned long page = sysconf(_SC_PAGESIZE);
@@ -264,15 +304,10 @@ int tlbie_count_op(enum tlbie_op op, unsigned long pages, struct tlbie_counts *c
 	char *map, *start;
 	int rc;
 
-	map = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED)
+	map = tlbie_map_filled(len);
+	if (!map)
 		return -1;
-	madvise(map, len, MADV_NOHUGEPAGE);
-	memset(map, 1, len);
-
-	start = (char *)(((unsigned long)map + TLBIE_PMD_SPAN - 1) & ~(TLBIE_PMD_SPAN - 1));
-	start += page;
+	start = tlbie_pmd_align(map) + page;
 	if (op == TLBIE_MPROTECT_RW && mprotect(start, pages * page, PROT_READ)) {
 		munmap(map, len);
 		return -1;

@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * Invalidations seen between tlbie_count_start() and tlbie_count_stop(),
@@ -52,6 +53,21 @@ extern const char * const tlbie_op_name[NR_TLBIE_OPS];
 
 /* Bytes one page table maps (2MB with 64K or 4K radix pages). */
 #define TLBIE_PMD_SPAN	(2UL << 20)
+
+/* @len bytes of private anonymous memory, filled, without THP; NULL on error */
+char *tlbie_map_filled(size_t len);
+
+/* The first page-table boundary at or above @p */
+static inline char *tlbie_pmd_align(void *p)
+{
+	return (char *)(((unsigned long)p + TLBIE_PMD_SPAN - 1) & ~(TLBIE_PMD_SPAN - 1));
+}
+
+/*
+ * Attach a SysV shm segment of @size bytes, fill it, and count the
+ * invalidations its detach causes; *@addr is where it was attached.
+ */
+int tlbie_count_shmdt(size_t size, struct tlbie_counts *c, void **addr);
 
 /*
  * Apply @op to @pages populated private pages that start one page past a

@@ -15,9 +15,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
-#include <sys/ipc.h>
 #include <sys/mman.h>
-#include <sys/shm.h>
 #include <unistd.h>
 
 #include "tlbie_count.h"
@@ -49,18 +47,8 @@ static int shm_detach(unsigned long mib)
 	struct tlbie_counts c;
 	char label[32];
 	void *p;
-	int id;
 
-	id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
-	FAIL_IF(id < 0);
-	p = shmat(id, NULL, 0);
-	shmctl(id, IPC_RMID, NULL);
-	FAIL_IF(p == (void *)-1);
-	memset(p, 0x5a, len);
-
-	FAIL_IF(tlbie_count_start());
-	FAIL_IF(shmdt(p));
-	FAIL_IF(tlbie_count_stop(&c));
+	FAIL_IF(tlbie_count_shmdt(len, &c, &p));
 	snprintf(label, sizeof(label), "shmdt_%luM", mib);
 	return judge(label, &c, page_tables(p, len));
 }
@@ -79,7 +67,7 @@ static char *map_shared(size_t len, int nr)
 	p = mmap(NULL, len + TLBIE_PMD_SPAN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	p = (char *)(((unsigned long)p + TLBIE_PMD_SPAN - 1) & ~(TLBIE_PMD_SPAN - 1));
+	p = tlbie_pmd_align(p);
 	for (i = 0; i < nr; i++)
 		if (mmap(p + i * piece, piece, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)

@@ -21,10 +21,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/ipc.h>
 #include <sys/mman.h>
-#include <sys/shm.h>
 #include <unistd.h>
 
 #include "tlbie_count.h"
@@ -36,13 +33,10 @@ static int pmd_counted(struct tlbie_counts *prot, struct tlbie_counts *unmap)
 	size_t len = 2 * TLBIE_PMD_SPAN;
 	char *map, *pmd;
 
-	map = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED)
+	map = tlbie_map_filled(len);
+	if (!map)
 		return -1;
-	madvise(map, len, MADV_NOHUGEPAGE);
-	memset(map, 1, len);
-	pmd = (char *)(((unsigned long)map + TLBIE_PMD_SPAN - 1) & ~(TLBIE_PMD_SPAN - 1));
+	pmd = tlbie_pmd_align(map);
 
 	if (tlbie_count_start() || mprotect(pmd, TLBIE_PMD_SPAN, PROT_READ) ||
 	    tlbie_count_stop(prot))
@@ -50,33 +44,6 @@ static int pmd_counted(struct tlbie_counts *prot, struct tlbie_counts *unmap)
 	if (tlbie_count_start() || munmap(pmd, TLBIE_PMD_SPAN) || tlbie_count_stop(unmap))
 		return -1;
 	return munmap(map, len);
-}
-
-static int shm_detach_counted(size_t size, struct tlbie_counts *c)
-{
-	void *p;
-	int id;
-
-	id = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
-	if (id < 0) {
-		perror("shmget");
-		return -1;
-	}
-	p = shmat(id, NULL, 0);
-	shmctl(id, IPC_RMID, NULL);
-	if (p == (void *)-1) {
-		perror("shmat");
-		return -1;
-	}
-	memset(p, 0x5a, size);
-
-	if (tlbie_count_start())
-		return -1;
-	if (shmdt(p)) {
-		perror("shmdt");
-		return -1;
-	}
-	return tlbie_count_stop(c);
 }
 
 int main(int argc, char *argv[])
@@ -87,6 +54,7 @@ int main(int argc, char *argv[])
 	const char *why, *suffix = "";
 	char label[64], label2[64];
 	int cpus[2], opt, pmd = 0;
+	void *addr;
 
 	while ((opt = getopt(argc, argv, "s:t:i:pl:")) != -1) {
 		switch (opt) {
@@ -136,7 +104,7 @@ int main(int argc, char *argv[])
 		snprintf(label2, sizeof(label2), "pmd_munmap_%lut%s", threads, suffix);
 	}
 	for (i = 0; i < iterations; i++) {
-		if (pmd ? pmd_counted(&c, &unmap) : shm_detach_counted(mib << 20, &c))
+		if (pmd ? pmd_counted(&c, &unmap) : tlbie_count_shmdt(mib << 20, &c, &addr))
 			return 1;
 		tlbie_counts_print(label, &c);
 		if (pmd)
