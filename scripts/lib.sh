@@ -55,3 +55,22 @@ series_patches() {
 		printf '%s\n' "$TOP/patches/$line"
 	done <"${SERIES:-$TOP/series}"
 }
+
+# TAP for the check scripts: ok/nok print one numbered line each, tap_end
+# prints the plan and "NAME: N passed, N failed" and fails if any did.
+n=0
+failed=0
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $*"
+}
+nok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $*"
+}
+tap_end() {
+	echo "1..$n"
+	echo "# $1: $((n - failed)) passed, $failed failed"
+	[ "$failed" = 0 ]
+}
