@@ -56,6 +56,12 @@ series_patches() {
 	done <"${SERIES:-$TOP/series}"
 }
 
+# kselftest_failed LOG TEST: the powerpc/mm kselftest TEST (an extended
+# regex) is "not ok" in the guest console log LOG.
+kselftest_failed() {
+	grep -qE "^not ok [0-9]+ selftests: powerpc/mm: $2( |\$)" <(tr -d '\r' <"$1")
+}
+
 # TAP for the check scripts: ok/nok print one numbered line each, tap_end
 # prints the plan and "NAME: N passed, N failed" and fails if any did.
 n=0
