@@ -32,6 +32,8 @@
  * the POWER9 ERAT work-around. The POWER9 store-queue work-around for a
  * whole-PID flush invalidates the page at (1 << 52) - 1.
  */
+#define DUMMY_VA	"rb >= 0xffffffffff000 && rb < 0x10000000000000"
+
 enum {
 	F_GLOBAL,
 	F_GLOBAL_PID,
@@ -39,6 +41,8 @@ enum {
 	F_LOCAL_PID,
 	F_PID0,
 	F_PID0_PID,
+	F_PID0_TLB,
+	F_PID0_DUMMY,
 	F_DUMMY,
 	NR_FILTERS
 };
@@ -50,7 +54,9 @@ static const char * const filters[NR_FILTERS] = {
 	[F_LOCAL_PID]	= "local == 1 && rb & 1024",
 	[F_PID0]	= "local == 0 && rs == 0",
 	[F_PID0_PID]	= "local == 0 && rs == 0 && rb & 1024",
-	[F_DUMMY]	= "local == 0 && rs != 0 && rb >= 0xffffffffff000 && rb < 0x10000000000000",
+	[F_PID0_TLB]	= "local == 0 && rs == 0 && ric == 0",
+	[F_PID0_DUMMY]	= "local == 0 && rs == 0 && " DUMMY_VA,
+	[F_DUMMY]	= "local == 0 && rs != 0 && " DUMMY_VA,
 };
 
 static int *fds;
@@ -198,7 +204,7 @@ int tlbie_count_start(void)
 int tlbie_count_stop(struct tlbie_counts *c)
 {
 	unsigned long long sum[NR_FILTERS] = { 0 };
-	unsigned long long dups;
+	unsigned long long dups, user_seqs;
 	int i;
 
 	if (ioctl_all(PERF_EVENT_IOC_DISABLE))
@@ -212,11 +218,19 @@ int tlbie_count_stop(struct tlbie_counts *c)
 	}
 
 	/*
-	 * Every POWER9 fix-up sequence has one tlbie to PID 0, and one of the
-	 * dummy address (after a whole-PID flush) or a repeat of a per-page
-	 * flush (after per-page flushes). Without the errata both are 0.
+	 * PID 0 tlbies are not for user PIDs: kernel flushes (RIC_FLUSH_ALL,
+	 * frequent with DEBUG_PAGEALLOC) and POWER9 errata fix-ups. A POWER9
+	 * fix-up follows every global sequence with a TLB-only tlbie to PID 0
+	 * and a tlbie of the dummy address (after a whole-PID flush) or a
+	 * repeat of the last per-page flush, for the same PID: a kernel
+	 * sequence's fix-ups are both to PID 0, a user sequence's repeat
+	 * looks like any per-page flush and is worked out here. Without the
+	 * errata all of these but the kernel flushes are 0.
 	 */
-	dups = sum[F_PID0] > sum[F_DUMMY] ? sum[F_PID0] - sum[F_DUMMY] : 0;
+	user_seqs = sum[F_PID0_TLB] - 2 * sum[F_PID0_DUMMY];
+	if (user_seqs > sum[F_PID0_TLB])	/* wrapped: a sequence cut in two */
+		user_seqs = 0;
+	dups = user_seqs > sum[F_DUMMY] ? user_seqs - sum[F_DUMMY] : 0;
 
 	memset(c, 0, sizeof(*c));
 	c->raw_global = sum[F_GLOBAL];

@@ -19,7 +19,9 @@
  * invalidation sequence with a tlbie to PID 0 and a second tlbie either to
  * a dummy address (after a whole-PID flush) or to the last address flushed
  * (after per-page flushes). The other fields leave those out, so they read
- * the same on POWER9 and POWER10.
+ * the same on POWER9 and POWER10, and leave out the kernel's own flushes
+ * (PID 0: vunmap, and every page freed with DEBUG_PAGEALLOC), which the
+ * raw_* fields count.
  */
 struct tlbie_counts {
 	unsigned long long global;	/* tlbie for user PIDs */
@@ -27,7 +29,7 @@ struct tlbie_counts {
 	unsigned long long global_page;	/* of which per-page (IS = 0) */
 	unsigned long long local;	/* tlbiel, any kind */
 	unsigned long long local_pid;	/* tlbiel whole-PID, one per TLB set */
-	unsigned long long fixup;	/* POWER9 errata fix-ups left out */
+	unsigned long long fixup;	/* left out: PID 0 and POWER9 fix-ups */
 	unsigned long long raw_global;	/* local == 0 */
 	unsigned long long raw_global_pid; /* local == 0 && rb & 1024 */
 };

@@ -1,0 +1,33 @@
+#!/bin/sh
+# The benchmark set of scripts/compare: each line runs tlbie_bench once and
+# prints one "bench: ..." line. Runs in the guest (job "benchmark" of
+# /init) and, with scripts/compare --host, on a real machine.
+# Usage: benchmarks.sh [DIR]   DIR holds tlbie_bench (/kselftest/powerpc/mm)
+# Environment: BENCH_SCALE=N multiplies the iteration counts (1).
+bench=${1:-/kselftest/powerpc/mm}/tlbie_bench
+[ -x "$bench" ] || { echo "benchmarks.sh: no $bench" >&2; exit 1; }
+k=${BENCH_SCALE:-1}
+rc=0
+run() {
+	"$bench" "$@"
+	r=$?
+	# 4: skipped (one CPU), already said on stdout
+	[ "$r" = 0 ] || [ "$r" = 4 ] || { echo "bench: failed: tlbie_bench $*"; rc=1; }
+}
+for t in 2 1; do
+	# The 2021 thread's workload, and its other side: TLB refills after it.
+	run -t $t -i $((3 * k)) -s 256 shm
+	for w in 256 1024 4096; do
+		run -t $t -i $((3 * k)) -s 64 -w $w refill
+	done
+	# Seed 003's process workloads.
+	run -t $t -i $((20 * k)) -s 16 fork
+	run -t $t -i $((20 * k)) forkexec
+	run -t $t -i $((10 * k)) -s 16 mixed
+	# THP: the jitter risk review named (whole-PID flushes from PMD-sized work).
+	run -t $t -i $((2 * k)) -s 16 thp_collapse
+	run -t $t -i $((2 * k)) -s 16 thp_split
+	run -t $t -i $((2 * k)) -s 16 thp_mprotect
+done
+run -t 2 -i 1 -s 16 thp_khugepaged
+exit $rc
