@@ -3,16 +3,20 @@
 # prints one "bench: ..." line. Runs in the guest (job "benchmark" of
 # /init) and, with scripts/compare --host, on a real machine.
 # Usage: benchmarks.sh [DIR]   DIR holds tlbie_bench (/kselftest/powerpc/mm)
-# Environment: BENCH_SCALE=N multiplies the iteration counts (1).
+# Environment: BENCH_SCALE=N multiplies the iteration counts (1);
+#   BENCH_NOCOUNT=1 runs tlbie_bench -n (times without counting overhead).
 bench=${1:-/kselftest/powerpc/mm}/tlbie_bench
 [ -x "$bench" ] || { echo "benchmarks.sh: no $bench" >&2; exit 1; }
 k=${BENCH_SCALE:-1}
 rc=0
+n=
+[ "${BENCH_NOCOUNT:-0}" != 1 ] || n=-n
 run() {
-	"$bench" "$@"
+	# shellcheck disable=SC2086 # $n is empty or -n
+	"$bench" $n "$@"
 	r=$?
-	# 4: skipped (one CPU), already said on stdout
-	[ "$r" = 0 ] || [ "$r" = 4 ] || { echo "bench: failed: tlbie_bench $*"; rc=1; }
+	# 4: skipped (one CPU, no THP), already said on stdout
+	[ "$r" = 0 ] || [ "$r" = 4 ] || { echo "bench: failed tlbie_bench $*"; rc=1; }
 }
 for t in 2 1; do
 	# The 2021 thread's workload, and its other side: TLB refills after it.
