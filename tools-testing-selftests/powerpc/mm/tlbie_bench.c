@@ -4,33 +4,42 @@
  * trade-off a whole-PID flush makes, the invalidations it saves and the
  * TLB refills it costs, and the workloads where it could hurt.
  *
- * Usage: tlbie_bench [-t 1|2] [-i iterations] [-s MiB] [-w pages] WORKLOAD
- *   shm       shmat(), fill, shmdt() of -s MiB (the 2021 thread's workload)
- *   refill    shm as above, then two passes of a pointer chase over -w
- *             pages: the first pass refills what the detach flushed
- *   fork      fork() a child that exits, with -s MiB of the parent's
- *             private memory written before each fork
+ * Usage: tlbie_bench [-n] [-t 1|2] [-i iterations] [-s MiB] [-w pages] WORKLOAD
+ *   shm       shmat() and fill -s MiB; counted and timed: shmdt()
+ *   refill    shm, with a pointer chase over -w pages: one lap just before
+ *             the shmdt() and one just after it, which refills what the
+ *             flush dropped
+ *   fork      fork() a child that exits; -s MiB of the parent's memory is
+ *             written again first (COW faults, counted but not timed)
  *   forkexec  fork() a child that execs this program to exit at once
  *   mixed     fork() a child that maps, fills, mprotect()s and unmaps
  *             -s MiB, then execs
- *   thp_collapse   MADV_COLLAPSE of -s MiB of small pages into THPs
- *   thp_khugepaged the same done by khugepaged (scan interval set short)
+ *   thp_collapse   MADV_COLLAPSE of -s MiB of small pages
+ *   thp_khugepaged the same done by khugepaged (its scan interval is set
+ *                  to 10 ms while this runs, and restored at exit)
  *   thp_split      mprotect() of one small page in each THP of -s MiB
  *   thp_mprotect   mprotect() of -s MiB of THPs, whole
  *
- * With -t 2 a second thread spins on another CPU all along, so the
+ * -t 2 keeps a second thread spinning on another core all along, so the
  * kernel's flushes are global (tlbie); with -t 1 they are mostly local.
+ * Children of forkexec and mixed may run on any CPU. One iteration runs
+ * uncounted first, so the counts do not depend on where the process
+ * started. -n: do not count (times without the tracepoint's overhead).
  *
- * Prints one line, the totals over the iterations:
- *   bench: <workload>_<MiB>M_<threads>t iters=N ns=N [chase_cold_ns=N.N
- *   chase_warm_ns=N.N] global=N global_pid=N ... (as tlbie_counts_print())
- * or "counts=none (why)" where the powerpc:tlbie tracepoint cannot be
- * used. Counts are exact on any machine; times mean something only on
- * real hardware (under QEMU TCG they measure the emulator).
+ * Prints one line, with the sums over the iterations (the chase times
+ * are means per access):
+ *   bench: <workload>[_<MiB>M]_<threads>t[_<W>p] iters=N ns=N
+ *   [chase_before_ns=N.N chase_after_ns=N.N] global=N global_pid=N ...
+ * (the fields of tlbie_counts_print()), with "counts=none (why)" in place
+ * of the counts where the powerpc:tlbie tracepoint cannot be used, or
+ * "skipped=why". ns times only the operation that flushes. Counts are
+ * what the kernel issued on all CPUs meanwhile; times mean something
+ * only on real hardware (under QEMU TCG they measure the emulator).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,11 +58,29 @@
 #define MADV_COLLAPSE	25
 #endif
 
-#define KHUGEPAGED	"/sys/kernel/mm/transparent_hugepage/khugepaged/"
+#define THP		"/sys/kernel/mm/transparent_hugepage/"
+#define MAX_CPUS	1024
 
-static unsigned long page_size;
-static const char *self;
-static int counting;		/* the powerpc:tlbie tracepoint can be used */
+struct bench {
+	unsigned long mib, pages;
+	size_t size;
+	char *mem;		/* fork: the parent's memory */
+	void **chain;		/* refill: the pointer chase */
+	double before, after;	/* refill: ns per access, summed */
+	unsigned long long ns;	/* time in the operations that flush */
+};
+
+static unsigned long page_size, pmd_size;
+static int counting;		/* the powerpc:tlbie tracepoint is used */
+static int all_cpus[MAX_CPUS], nr_cpus;
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 static int count_start(void)
 {
@@ -66,56 +93,97 @@ static int count_stop(struct tlbie_counts *c)
 	return counting ? tlbie_count_stop(c) : 0;
 }
 
-static unsigned long long now_ns(void)
+/* Bind the caller to @cpu, or to every online CPU if @cpu < 0. */
+static int bind_cpus(int cpu)
 {
-	struct timespec ts;
+	cpu_set_t mask;
+	int i;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	CPU_ZERO(&mask);
+	for (i = 0; i < nr_cpus; i++)
+		if (cpu < 0 || all_cpus[i] == cpu)
+			CPU_SET(all_cpus[i], &mask);
+	return sched_setaffinity(0, sizeof(mask), &mask);
 }
 
-static int shm_cycle(size_t size)
+static long core_of(int cpu)
+{
+	char path[96];
+	long core;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+	if (read_long(path, &core, 10))
+		return -1;
+	return core;
+}
+
+/* An online CPU on another core than @cpu if there is one (SMT threads share a TLB). */
+static int other_cpu(int cpu)
+{
+	int i, fallback = -1;
+
+	for (i = 0; i < nr_cpus; i++) {
+		if (all_cpus[i] == cpu)
+			continue;
+		if (fallback < 0)
+			fallback = all_cpus[i];
+		if (core_of(all_cpus[i]) != core_of(cpu))
+			return all_cpus[i];
+	}
+	return fallback;
+}
+
+/*
+ * Attached at a page-table boundary: where the kernel would place it
+ * depends on ASLR, and so would the number of page tables it spans.
+ */
+static void *shm_attach_filled(size_t size)
 {
 	void *addr;
 	int id;
 
+	addr = mmap(NULL, size + TLBIE_PMD_SPAN, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (addr == MAP_FAILED) {
+		perror("mmap");
+		return NULL;
+	}
+	munmap(addr, size + TLBIE_PMD_SPAN);
 	id = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
 	if (id < 0) {
 		perror("shmget");
-		return -1;
+		return NULL;
 	}
-	addr = shmat(id, NULL, 0);
+	addr = shmat(id, tlbie_pmd_align(addr), 0);
 	shmctl(id, IPC_RMID, NULL);
 	if (addr == (void *)-1) {
 		perror("shmat");
-		return -1;
+		return NULL;
 	}
 	memset(addr, 0x5a, size);
-	if (shmdt(addr)) {
-		perror("shmdt");
-		return -1;
-	}
-	return 0;
+	return addr;
 }
 
 /*
  * One pointer per page, linked in a random cycle through all @pages, each
- * at a different cache line so the chase measures translations, not a
- * handful of congested cache sets.
+ * at a different cache line so the chase measures translations rather
+ * than a handful of congested cache sets.
  */
 static void **chase_build(unsigned long pages)
 {
 	unsigned long i, j, t, *order, lines = page_size / 128;
-	void ***slot;
-	void **start;
+	void ***slot = NULL;
+	void **start = NULL;
 	char *map;
 
 	map = mmap(NULL, pages * page_size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
 	order = malloc(pages * sizeof(*order));
 	slot = malloc(pages * sizeof(*slot));
-	if (map == MAP_FAILED || !order || !slot)
-		return NULL;
+	if (!order || !slot)
+		goto out;
 	madvise(map, pages * page_size, MADV_NOHUGEPAGE);
 	for (i = 0; i < pages; i++)
 		order[i] = i;
@@ -131,6 +199,7 @@ static void **chase_build(unsigned long pages)
 	for (i = 0; i < pages; i++)
 		*slot[i] = slot[(i + 1) % pages];
 	start = slot[0];
+out:
 	free(order);
 	free(slot);
 	return start;
@@ -150,92 +219,117 @@ static double chase(void **start, unsigned long pages)
 	return (double)(now_ns() - t) / pages;
 }
 
-static int fork_child(int exec)
+static int run_shm(struct bench *b, struct tlbie_counts *c)
+{
+	unsigned long long t;
+	void *addr;
+	int rc;
+
+	addr = shm_attach_filled(b->size);
+	if (!addr)
+		return -1;
+	if (b->chain) {
+		chase(b->chain, b->pages);	/* refill what the fill evicted */
+		b->before += chase(b->chain, b->pages);
+	}
+	if (count_start())
+		return -1;
+	t = now_ns();
+	rc = shmdt(addr);
+	b->ns += now_ns() - t;
+	if (b->chain)
+		b->after += chase(b->chain, b->pages);
+	if (count_stop(c) || rc)
+		return -1;
+	return 0;
+}
+
+static int wait_child(pid_t pid)
 {
 	int status;
-	pid_t pid;
 
-	pid = fork();
 	if (pid < 0) {
 		perror("fork");
 		return -1;
 	}
-	if (pid == 0) {
-		if (exec)
-			execl(self, self, "-x", (char *)NULL);
-		_exit(exec ? 127 : 0);
+	if (waitpid(pid, &status, 0) != pid) {
+		perror("waitpid");
+		return -1;
 	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		fprintf(stderr, "child failed (status %#x)\n", status);
 		return -1;
 	}
 	return 0;
 }
 
-/* The child of "mixed": a short-lived process with some mm work, then exec. */
-static int mixed_cycle(size_t size)
+/* The child of forkexec and mixed: any CPU, some mm work for mixed, exec. */
+static void child(struct bench *b, int work)
 {
-	int status;
-	pid_t pid;
+	char *map;
 
-	pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		return -1;
-	}
-	if (pid == 0) {
-		char *map = tlbie_map_filled(size);
-
-		if (!map || mprotect(map, size / 2, PROT_READ) ||
-		    munmap(map + size / 4, size / 2))
+	bind_cpus(-1);
+	if (work) {
+		map = tlbie_map_filled(b->size);
+		if (!map || mprotect(map, b->size / 2, PROT_READ) ||
+		    munmap(map + b->size / 4, b->size / 2))
 			_exit(1);
-		execl(self, self, "-x", (char *)NULL);
-		_exit(127);
 	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "child failed (status %#x)\n", status);
+	execl("/proc/self/exe", "tlbie_bench", "-x", (char *)NULL);
+	_exit(127);
+}
+
+static int run_fork(struct bench *b, struct tlbie_counts *c, int exec, int work)
+{
+	unsigned long long t;
+	pid_t pid;
+	int rc;
+
+	if (count_start())
 		return -1;
+	/* Write again what the last fork() write-protected. */
+	if (b->mem)
+		memset(b->mem, 0x5a, b->size);
+	t = now_ns();
+	pid = fork();
+	if (pid == 0) {
+		if (!exec)
+			_exit(0);
+		child(b, work);
 	}
+	rc = wait_child(pid);
+	b->ns += now_ns() - t;
+	if (count_stop(c) || rc)
+		return -1;
 	return 0;
 }
 
-static int thp_always(void)
+static int bench_fork(struct bench *b, struct tlbie_counts *c)
 {
-	char buf[128] = "";
-	int fd;
-
-	fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY);
-	if (fd >= 0) {
-		if (read(fd, buf, sizeof(buf) - 1) < 0)
-			buf[0] = 0;
-		close(fd);
-	}
-	return !!strstr(buf, "[always]");
+	return run_fork(b, c, 0, 0);
 }
 
-/*
- * @size bytes, page-table aligned and filled: THPs (@huge), or small pages
- * that MADV_COLLAPSE can collapse. For the latter the range is left without
- * MADV_HUGEPAGE where THP is "madvise" or "never", so khugepaged does not
- * race with the collapse being counted; with "always" it must be
- * MADV_NOHUGEPAGE while filled (*@nohuge is set then). NULL on error.
- */
-static char *map_thp_range(size_t size, int huge, int *nohuge, char **base, size_t *len)
+static int bench_forkexec(struct bench *b, struct tlbie_counts *c)
 {
-	char *p;
+	return run_fork(b, c, 1, 0);
+}
 
-	*len = size + TLBIE_PMD_SPAN;
-	*base = mmap(NULL, *len, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (*base == MAP_FAILED)
-		return NULL;
-	p = tlbie_pmd_align(*base);
-	*nohuge = !huge && thp_always();
-	if ((huge && madvise(p, size, MADV_HUGEPAGE)) ||
-	    (*nohuge && madvise(p, size, MADV_NOHUGEPAGE)))
-		return NULL;
-	memset(p, 1, size);
-	return p;
+static int bench_mixed(struct bench *b, struct tlbie_counts *c)
+{
+	return run_fork(b, c, 1, 1);
+}
+
+static int thp_mode(void)
+{
+	char buf[128];
+	size_t len;
+
+	if (read_file(THP "enabled", buf, sizeof(buf) - 1, &len))
+		return -1;
+	buf[len] = '\0';
+	if (strstr(buf, "[always]"))
+		return 2;
+	return strstr(buf, "[madvise]") ? 1 : 0;
 }
 
 static unsigned long anon_huge_kb(void)
@@ -254,102 +348,189 @@ static unsigned long anon_huge_kb(void)
 	return kb;
 }
 
-/* Write @val to a khugepaged sysfs file, its old value to @old if given. */
-static int sysfs_swap(const char *name, const char *val, char *old, size_t oldlen)
+/*
+ * @size bytes, THP aligned and filled: THPs (@huge), or small pages that a
+ * collapse can turn into THPs. Small pages are left without MADV_HUGEPAGE
+ * unless THP is "always", so khugepaged does not race with a counted
+ * MADV_COLLAPSE; with "always" they must be MADV_NOHUGEPAGE while filled
+ * (*@nohuge is set then). NULL on error.
+ */
+static char *map_thp_range(size_t size, int huge, int *nohuge, char **base, size_t *len)
 {
-	char path[256];
-	ssize_t n = 0;
-	int fd, rc = -1;
+	char *p;
 
-	snprintf(path, sizeof(path), KHUGEPAGED "%s", name);
-	fd = open(path, O_RDWR);
-	if (fd < 0)
-		return -1;
-	if (old) {
-		n = read(fd, old, oldlen - 1);
-		if (n < 0 || lseek(fd, 0, SEEK_SET))
-			goto out;
-		old[n] = 0;
+	*len = size + pmd_size;
+	*base = mmap(NULL, *len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*base == MAP_FAILED)
+		return NULL;
+	p = (char *)(((unsigned long)*base + pmd_size - 1) & ~(pmd_size - 1));
+	*nohuge = !huge && thp_mode() == 2;
+	if ((huge && madvise(p, size, MADV_HUGEPAGE)) ||
+	    (*nohuge && madvise(p, size, MADV_NOHUGEPAGE))) {
+		munmap(*base, *len);
+		return NULL;
 	}
-	if (write(fd, val, strlen(val)) >= 0)
-		rc = 0;
-out:
-	close(fd);
-	return rc;
+	memset(p, 1, size);
+	return p;
 }
 
-/* Collapse @size bytes of small pages: by MADV_COLLAPSE or by khugepaged. */
-static int thp_collapse(size_t size, int khugepaged, struct tlbie_counts *c)
+static const char * const khugepaged_knobs[] = {
+	"scan_sleep_millisecs", "alloc_sleep_millisecs", "pages_to_scan",
+};
+
+static char khugepaged_saved[3][32];
+static int khugepaged_changed;
+
+static void khugepaged_restore(void)
 {
-	char old_scan[32], old_alloc[32], old_pages[32];
+	char path[128];
+	int i;
+
+	for (i = 0; i < khugepaged_changed; i++) {
+		snprintf(path, sizeof(path), THP "khugepaged/%s", khugepaged_knobs[i]);
+		write_file(path, khugepaged_saved[i], strlen(khugepaged_saved[i]));
+	}
+	khugepaged_changed = 0;
+}
+
+static void khugepaged_restore_signal(int sig)
+{
+	khugepaged_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* khugepaged scanning every 10 ms until khugepaged_restore() (at exit) */
+static int khugepaged_fast(void)
+{
+	static const char * const fast[] = { "10", "10", "4096" };
+	char path[128];
+	size_t len;
+	int i;
+
+	if (khugepaged_changed)
+		return 0;
+	atexit(khugepaged_restore);
+	signal(SIGINT, khugepaged_restore_signal);
+	signal(SIGTERM, khugepaged_restore_signal);
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), THP "khugepaged/%s", khugepaged_knobs[i]);
+		if (read_file(path, khugepaged_saved[i], sizeof(khugepaged_saved[i]) - 1, &len))
+			return -1;
+		khugepaged_saved[i][len] = '\0';
+		if (write_file(path, fast[i], strlen(fast[i])))
+			return -1;
+		khugepaged_changed = i + 1;
+	}
+	return 0;
+}
+
+static int run_collapse(struct bench *b, struct tlbie_counts *c, int khugepaged)
+{
+	unsigned long long t;
 	int rc = 0, i, nohuge;
 	char *base, *p;
 	size_t len;
 
-	p = map_thp_range(size, 0, &nohuge, &base, &len);
-	if (!p || count_start())
+	if (khugepaged && khugepaged_fast()) {
+		perror("khugepaged sysfs");
 		return -1;
-	/* khugepaged only scans what MADV_HUGEPAGE (or "always") allows. */
-	if ((khugepaged || nohuge) && madvise(p, size, MADV_HUGEPAGE))
-		return -1;
-	if (!khugepaged) {
-		if (madvise(p, size, MADV_COLLAPSE)) {
-			perror("MADV_COLLAPSE");
-			rc = -1;
-		}
-	} else {
-		if (sysfs_swap("scan_sleep_millisecs", "10", old_scan, sizeof(old_scan)) ||
-		    sysfs_swap("alloc_sleep_millisecs", "10", old_alloc, sizeof(old_alloc)) ||
-		    sysfs_swap("pages_to_scan", "4096", old_pages, sizeof(old_pages))) {
-			perror("khugepaged sysfs (needs root)");
-			return -1;
-		}
-		for (i = 0; i < 3000 && anon_huge_kb() < size / 1024; i++)
-			usleep(10000);
-		if (anon_huge_kb() < size / 1024) {
-			fprintf(stderr, "khugepaged collapsed %lu of %zu kB in 30 s\n",
-				anon_huge_kb(), size / 1024);
-			rc = -1;
-		}
-		sysfs_swap("scan_sleep_millisecs", old_scan, NULL, 0);
-		sysfs_swap("alloc_sleep_millisecs", old_alloc, NULL, 0);
-		sysfs_swap("pages_to_scan", old_pages, NULL, 0);
 	}
+	p = map_thp_range(b->size, 0, &nohuge, &base, &len);
+	if (!p)
+		return -1;
+	if (count_start())
+		return -1;
+	t = now_ns();
+	/* khugepaged only scans what MADV_HUGEPAGE (or "always") allows. */
+	if ((khugepaged || nohuge) && madvise(p, b->size, MADV_HUGEPAGE))
+		rc = -1;
+	if (!rc && !khugepaged && madvise(p, b->size, MADV_COLLAPSE)) {
+		perror("MADV_COLLAPSE");
+		rc = -1;
+	}
+	for (i = 0; !rc && khugepaged && i < 3000 && anon_huge_kb() < b->size / 1024; i++)
+		usleep(10000);
+	b->ns += now_ns() - t;
 	if (count_stop(c))
 		rc = -1;
+	if (!rc && anon_huge_kb() < b->size / 1024) {
+		fprintf(stderr, "only %lu of %zu kB collapsed\n", anon_huge_kb(), b->size / 1024);
+		rc = -1;
+	}
 	munmap(base, len);
 	return rc;
 }
 
-/* mprotect() of THPs: one small page in each (split) or all of them. */
-static int thp_mprotect(size_t size, int split, struct tlbie_counts *c)
+static int bench_thp_collapse(struct bench *b, struct tlbie_counts *c)
 {
-	size_t len, off;
-	char *base, *p;
-	int rc = 0, nohuge;
+	return run_collapse(b, c, 0);
+}
 
-	p = map_thp_range(size, 1, &nohuge, &base, &len);
+static int bench_thp_khugepaged(struct bench *b, struct tlbie_counts *c)
+{
+	return run_collapse(b, c, 1);
+}
+
+/* mprotect() of THPs: one small page in each (@split) or all of them. */
+static int run_thp_mprotect(struct bench *b, struct tlbie_counts *c, int split)
+{
+	unsigned long long t;
+	int rc = 0, nohuge;
+	char *base, *p;
+	size_t len, off;
+
+	p = map_thp_range(b->size, 1, &nohuge, &base, &len);
 	if (!p)
 		return -1;
-	if (anon_huge_kb() < size / 1024) {
-		fprintf(stderr, "only %lu of %zu kB are THPs (THP disabled?)\n",
-			anon_huge_kb(), size / 1024);
+	if (anon_huge_kb() < b->size / 1024) {
+		fprintf(stderr, "only %lu of %zu kB are THPs\n", anon_huge_kb(), b->size / 1024);
 		munmap(base, len);
 		return -1;
 	}
 	if (count_start())
 		return -1;
+	t = now_ns();
 	if (split) {
-		for (off = 0; off < size && !rc; off += TLBIE_PMD_SPAN)
-			rc = mprotect(p + off + TLBIE_PMD_SPAN / 2, page_size, PROT_READ);
+		for (off = 0; off < b->size && !rc; off += pmd_size)
+			rc = mprotect(p + off + pmd_size / 2, page_size, PROT_READ);
 	} else {
-		rc = mprotect(p, size, PROT_READ);
+		rc = mprotect(p, b->size, PROT_READ);
 	}
+	b->ns += now_ns() - t;
 	if (count_stop(c))
 		rc = -1;
 	munmap(base, len);
 	return rc;
 }
+
+static int bench_thp_split(struct bench *b, struct tlbie_counts *c)
+{
+	return run_thp_mprotect(b, c, 1);
+}
+
+static int bench_thp_mprotect(struct bench *b, struct tlbie_counts *c)
+{
+	return run_thp_mprotect(b, c, 0);
+}
+
+static const struct workload {
+	const char *name;
+	unsigned long mib;	/* default -s; 0: no size */
+	int thp;		/* needs THP: 1 any mode but never, 2 also not never */
+	int (*run)(struct bench *b, struct tlbie_counts *c);
+} workloads[] = {
+	{ "shm",		64,	0,	run_shm },
+	{ "refill",		64,	0,	run_shm },
+	{ "fork",		16,	0,	bench_fork },
+	{ "forkexec",		0,	0,	bench_forkexec },
+	{ "mixed",		16,	0,	bench_mixed },
+	{ "thp_collapse",	16,	1,	bench_thp_collapse },
+	{ "thp_khugepaged",	16,	2,	bench_thp_khugepaged },
+	{ "thp_split",		16,	2,	bench_thp_split },
+	{ "thp_mprotect",	16,	2,	bench_thp_mprotect },
+};
 
 static void add(struct tlbie_counts *sum, const struct tlbie_counts *c)
 {
@@ -363,117 +544,152 @@ static void add(struct tlbie_counts *sum, const struct tlbie_counts *c)
 	sum->raw_global_pid += c->raw_global_pid;
 }
 
+static unsigned long number(const char *s, const char *what)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || !*s || s[0] == '-' || v > (1UL << 20)) {
+		fprintf(stderr, "tlbie_bench: bad %s: %s\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+static void usage(void)
+{
+	unsigned long i;
+
+	fprintf(stderr, "Usage: tlbie_bench [-n] [-t 1|2] [-i iterations] [-s MiB]");
+	fprintf(stderr, " [-w pages] WORKLOAD\n");
+	fprintf(stderr, "WORKLOAD:");
+	for (i = 0; i < ARRAY_SIZE(workloads); i++)
+		fprintf(stderr, " %s", workloads[i].name);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
 int main(int argc, char *argv[])
 {
-	unsigned long mib = 0, threads = 1, iterations = 1, pages = 1024, i;
-	double cold = 0, warm = 0;
+	unsigned long threads = 1, iterations = 1, i, n, use_counts = 1;
 	struct tlbie_counts c, sum = { 0 };
+	struct bench b = { .pages = 1024 };
+	const struct workload *wl = NULL;
 	struct tlbie_sibling sibling;
-	unsigned long long ns = 0, t;
-	const char *why, *w;
-	int cpus[2], opt, rc = 0;
-	void **chain = NULL;
-	char *fork_mem = NULL;
+	const char *why = NULL;
 	char label[64];
+	long v;
+	int opt;
 
 	page_size = sysconf(_SC_PAGESIZE);
-	self = "/proc/self/exe";
-	while ((opt = getopt(argc, argv, "t:i:s:w:x")) != -1) {
+	while ((opt = getopt(argc, argv, "nt:i:s:w:x")) != -1) {
 		switch (opt) {
 		case 'x':	/* the exec'd child of forkexec and mixed */
 			return 0;
+		case 'n':
+			use_counts = 0;
+			break;
 		case 't':
-			threads = strtoul(optarg, NULL, 0);
+			threads = number(optarg, "-t");
 			break;
 		case 'i':
-			iterations = strtoul(optarg, NULL, 0);
+			iterations = number(optarg, "-i");
 			break;
 		case 's':
-			mib = strtoul(optarg, NULL, 0);
+			b.mib = number(optarg, "-s");
 			break;
 		case 'w':
-			pages = strtoul(optarg, NULL, 0);
+			b.pages = number(optarg, "-w");
 			break;
 		default:
-			goto usage;
+			usage();
 		}
 	}
-	if (optind != argc - 1 || (threads != 1 && threads != 2) || !iterations || !pages)
-		goto usage;
-	w = argv[optind];
-	if (!mib)
-		mib = !strcmp(w, "shm") || !strcmp(w, "refill") ? 64 : 16;
+	if (optind != argc - 1 || (threads != 1 && threads != 2) || !iterations || !b.pages)
+		usage();
+	for (i = 0; i < ARRAY_SIZE(workloads); i++)
+		if (!strcmp(argv[optind], workloads[i].name))
+			wl = &workloads[i];
+	if (!wl)
+		usage();
 
-	snprintf(label, sizeof(label), "%s_%luM_%lut", w, mib, threads);
-	if (!strcmp(w, "refill"))
-		snprintf(label, sizeof(label), "refill_%luM_%lut_%lup", mib, threads, pages);
-	if (tlbie_online_cpus(cpus, 2) < (int)threads) {
+	if (!b.mib)
+		b.mib = wl->mib;
+	n = snprintf(label, sizeof(label), "%s", wl->name);
+	if (wl->mib)
+		n += snprintf(label + n, sizeof(label) - n, "_%luM", b.mib);
+	n += snprintf(label + n, sizeof(label) - n, "_%lut", threads);
+	if (!strcmp(wl->name, "refill"))
+		snprintf(label + n, sizeof(label) - n, "_%lup", b.pages);
+
+	nr_cpus = tlbie_online_cpus(all_cpus, MAX_CPUS);
+	if (nr_cpus < (int)threads) {
 		printf("bench: %s skipped=needs_%lu_cpus\n", label, threads);
 		return 4;
 	}
-	if (bind_to_cpu(cpus[0]) != cpus[0])
-		return 1;
-	if (threads == 2 && tlbie_sibling_start(&sibling, cpus[1]))
-		return 1;
-	why = tlbie_count_unavailable();
-	counting = !why;
-	if (!strcmp(w, "fork")) {
-		fork_mem = tlbie_map_filled(mib << 20);
-		if (!fork_mem)
-			return 1;
+	if (wl->thp) {
+		pmd_size = read_long(THP "hpage_pmd_size", &v, 10) ? 0 : v;
+		if (!pmd_size || thp_mode() < 0 || (wl->thp == 2 && thp_mode() == 0)) {
+			printf("bench: %s skipped=no_thp\n", label);
+			return 4;
+		}
+		/* Whole THPs only */
+		b.mib = ((b.mib << 20) + pmd_size - 1) / pmd_size * pmd_size >> 20;
 	}
-	if (!strcmp(w, "refill")) {
-		chain = chase_build(pages);
-		if (!chain)
+	b.size = b.mib << 20;
+
+	if (bind_cpus(all_cpus[0])) {
+		perror("sched_setaffinity");
+		return 1;
+	}
+	if (threads == 2 && tlbie_sibling_start(&sibling, other_cpu(all_cpus[0]))) {
+		fprintf(stderr, "tlbie_bench: cannot start the second thread\n");
+		return 1;
+	}
+	if (use_counts)
+		why = tlbie_count_unavailable();
+	else
+		why = "-n";
+	if (!strcmp(wl->name, "fork")) {
+		b.mem = tlbie_map_filled(b.size);
+		if (!b.mem) {
+			perror("mmap");
 			return 1;
-		chase(chain, pages);
+		}
+	}
+	if (!strcmp(wl->name, "refill")) {
+		b.chain = chase_build(b.pages);
+		if (!b.chain) {
+			perror("pointer chase");
+			return 1;
+		}
 	}
 
-	for (i = 0; i < iterations && !rc; i++) {
-		t = now_ns();
-		/* The THP workloads count only the collapse or mprotect(). */
-		if (!strcmp(w, "thp_collapse") || !strcmp(w, "thp_khugepaged")) {
-			rc = thp_collapse(mib << 20, !strcmp(w, "thp_khugepaged"), &c);
-			ns += now_ns() - t;
-		} else if (!strcmp(w, "thp_split") || !strcmp(w, "thp_mprotect")) {
-			rc = thp_mprotect(mib << 20, !strcmp(w, "thp_split"), &c);
-			ns += now_ns() - t;
-		} else {
-			if (count_start())
-				return 1;
-			if (!strcmp(w, "shm") || !strcmp(w, "refill")) {
-				rc = shm_cycle(mib << 20);
-			} else if (!strcmp(w, "fork") || !strcmp(w, "forkexec")) {
-				/* Dirty again what the last fork write-protected. */
-				if (fork_mem)
-					memset(fork_mem, i, mib << 20);
-				rc = fork_child(!strcmp(w, "forkexec"));
-			} else if (!strcmp(w, "mixed")) {
-				rc = mixed_cycle(mib << 20);
-			} else {
-				goto usage;
-			}
-			ns += now_ns() - t;
-			if (chain && !rc) {
-				cold += chase(chain, pages);
-				warm += chase(chain, pages);
-			}
-			if (count_stop(&c))
-				return 1;
+	/* One uncounted iteration: the mm settles on its CPUs. */
+	if (wl->run(&b, &c)) {
+		printf("bench: %s failed\n", label);
+		return 1;
+	}
+	counting = !why;
+	b.before = 0;
+	b.after = 0;
+	b.ns = 0;
+	for (i = 0; i < iterations; i++) {
+		if (wl->run(&b, &c)) {
+			printf("bench: %s failed\n", label);
+			return 1;
 		}
 		add(&sum, &c);
 	}
 	if (threads == 2)
 		tlbie_sibling_stop(&sibling);
-	if (rc) {
-		printf("bench: %s failed\n", label);
-		return 1;
-	}
 
-	printf("bench: %s iters=%lu ns=%llu", label, iterations, ns);
-	if (chain)
-		printf(" chase_cold_ns=%.1f chase_warm_ns=%.1f",
-		       cold / iterations, warm / iterations);
+	printf("bench: %s iters=%lu ns=%llu", label, iterations, b.ns);
+	if (b.chain)
+		printf(" chase_before_ns=%.1f chase_after_ns=%.1f",
+		       b.before / iterations, b.after / iterations);
 	if (!counting) {
 		printf(" counts=none (%s)\n", why);
 		return 0;
@@ -484,11 +700,4 @@ int main(int argc, char *argv[])
 	printf(" raw_global=%llu raw_global_pid=%llu\n", sum.raw_global, sum.raw_global_pid);
 	tlbie_count_close();
 	return 0;
-
-usage:
-	fprintf(stderr, "usage: %s [-t 1|2] [-i iterations] [-s MiB] [-w pages] WORKLOAD\n",
-		argv[0]);
-	fprintf(stderr, "WORKLOAD: shm refill fork forkexec mixed thp_collapse\n");
-	fprintf(stderr, "          thp_khugepaged thp_split thp_mprotect\n");
-	return 2;
 }
