@@ -56,6 +56,11 @@ series_patches() {
 	done <"${SERIES:-$TOP/series}"
 }
 
+# mm_selftests: the programs configs/mm-selftests names, one per line.
+mm_selftests() {
+	sed 's/#.*//' "$TOP/configs/mm-selftests" | tr -s ' \t' '\n' | grep .
+}
+
 # kselftest_failed LOG TEST: the powerpc/mm kselftest TEST (an extended
 # regex) is "not ok" in the guest console log LOG.
 kselftest_failed() {
