@@ -219,7 +219,7 @@ static double chase(void **start, unsigned long pages)
 	return (double)(now_ns() - t) / pages;
 }
 
-static int run_shm(struct bench *b, struct tlbie_counts *c)
+static int run_shm(struct bench *b, struct tlbie_counts *c, int unused)
 {
 	unsigned long long t;
 	void *addr;
@@ -279,7 +279,9 @@ static void child(struct bench *b, int work)
 	_exit(127);
 }
 
-static int run_fork(struct bench *b, struct tlbie_counts *c, int exec, int work)
+enum { FORK, FORK_EXEC, FORK_WORK_EXEC };
+
+static int run_fork(struct bench *b, struct tlbie_counts *c, int how)
 {
 	unsigned long long t;
 	pid_t pid;
@@ -293,30 +295,15 @@ static int run_fork(struct bench *b, struct tlbie_counts *c, int exec, int work)
 	t = now_ns();
 	pid = fork();
 	if (pid == 0) {
-		if (!exec)
+		if (how == FORK)
 			_exit(0);
-		child(b, work);
+		child(b, how == FORK_WORK_EXEC);
 	}
 	rc = wait_child(pid);
 	b->ns += now_ns() - t;
 	if (count_stop(c) || rc)
 		return -1;
 	return 0;
-}
-
-static int bench_fork(struct bench *b, struct tlbie_counts *c)
-{
-	return run_fork(b, c, 0, 0);
-}
-
-static int bench_forkexec(struct bench *b, struct tlbie_counts *c)
-{
-	return run_fork(b, c, 1, 0);
-}
-
-static int bench_mixed(struct bench *b, struct tlbie_counts *c)
-{
-	return run_fork(b, c, 1, 1);
 }
 
 static int thp_mode(void)
@@ -463,16 +450,6 @@ static int run_collapse(struct bench *b, struct tlbie_counts *c, int khugepaged)
 	return rc;
 }
 
-static int bench_thp_collapse(struct bench *b, struct tlbie_counts *c)
-{
-	return run_collapse(b, c, 0);
-}
-
-static int bench_thp_khugepaged(struct bench *b, struct tlbie_counts *c)
-{
-	return run_collapse(b, c, 1);
-}
-
 /* mprotect() of THPs: one small page in each (@split) or all of them. */
 static int run_thp_mprotect(struct bench *b, struct tlbie_counts *c, int split)
 {
@@ -505,31 +482,22 @@ static int run_thp_mprotect(struct bench *b, struct tlbie_counts *c, int split)
 	return rc;
 }
 
-static int bench_thp_split(struct bench *b, struct tlbie_counts *c)
-{
-	return run_thp_mprotect(b, c, 1);
-}
-
-static int bench_thp_mprotect(struct bench *b, struct tlbie_counts *c)
-{
-	return run_thp_mprotect(b, c, 0);
-}
-
 static const struct workload {
 	const char *name;
 	unsigned long mib;	/* default -s; 0: no size */
 	int thp;		/* needs THP: 1 any mode but never, 2 also not never */
-	int (*run)(struct bench *b, struct tlbie_counts *c);
+	int (*run)(struct bench *b, struct tlbie_counts *c, int arg);
+	int arg;
 } workloads[] = {
-	{ "shm",		64,	0,	run_shm },
-	{ "refill",		64,	0,	run_shm },
-	{ "fork",		16,	0,	bench_fork },
-	{ "forkexec",		0,	0,	bench_forkexec },
-	{ "mixed",		16,	0,	bench_mixed },
-	{ "thp_collapse",	16,	1,	bench_thp_collapse },
-	{ "thp_khugepaged",	16,	2,	bench_thp_khugepaged },
-	{ "thp_split",		16,	2,	bench_thp_split },
-	{ "thp_mprotect",	16,	2,	bench_thp_mprotect },
+	{ "shm",		64,	0,	run_shm,		0 },
+	{ "refill",		64,	0,	run_shm,		0 },
+	{ "fork",		16,	0,	run_fork,		FORK },
+	{ "forkexec",		0,	0,	run_fork,		FORK_EXEC },
+	{ "mixed",		16,	0,	run_fork,		FORK_WORK_EXEC },
+	{ "thp_collapse",	16,	1,	run_collapse,		0 },
+	{ "thp_khugepaged",	16,	2,	run_collapse,		1 },
+	{ "thp_split",		16,	2,	run_thp_mprotect,	1 },
+	{ "thp_mprotect",	16,	2,	run_thp_mprotect,	0 },
 };
 
 static void add(struct tlbie_counts *sum, const struct tlbie_counts *c)
@@ -630,8 +598,10 @@ int main(int argc, char *argv[])
 		return 4;
 	}
 	if (wl->thp) {
+		int mode = thp_mode();
+
 		pmd_size = read_long(THP "hpage_pmd_size", &v, 10) ? 0 : v;
-		if (!pmd_size || thp_mode() < 0 || (wl->thp == 2 && thp_mode() == 0)) {
+		if (!pmd_size || mode < 0 || (wl->thp == 2 && mode == 0)) {
 			printf("bench: %s skipped=no_thp\n", label);
 			return 4;
 		}
@@ -668,7 +638,7 @@ int main(int argc, char *argv[])
 	}
 
 	/* One uncounted iteration: the mm settles on its CPUs. */
-	if (wl->run(&b, &c)) {
+	if (wl->run(&b, &c, wl->arg)) {
 		printf("bench: %s failed\n", label);
 		return 1;
 	}
@@ -677,7 +647,7 @@ int main(int argc, char *argv[])
 	b.after = 0;
 	b.ns = 0;
 	for (i = 0; i < iterations; i++) {
-		if (wl->run(&b, &c)) {
+		if (wl->run(&b, &c, wl->arg)) {
 			printf("bench: %s failed\n", label);
 			return 1;
 		}
