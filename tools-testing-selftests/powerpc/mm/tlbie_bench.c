@@ -26,14 +26,20 @@
  * uncounted first, so the counts do not depend on where the process
  * started. -n: do not count (times without the tracepoint's overhead).
  *
- * Prints one line, with the sums over the iterations (the chase times
- * are means per access):
+ * Prints one line:
  *   bench: <workload>[_<MiB>M]_<threads>t[_<W>p] iters=N ns=N
- *   [chase_before_ns=N.N chase_after_ns=N.N] global=N global_pid=N ...
- * (the fields of tlbie_counts_print()), with "counts=none (why)" in place
- * of the counts where the powerpc:tlbie tracepoint cannot be used, or
- * "skipped=why". ns times only the operation that flushes. Counts are
- * what the kernel issued on all CPUs meanwhile; times mean something
+ *   [chase_before_ns=N.N chase_after_ns=N.N] spread=N global=N ...
+ * ns is the sum over the iterations and times only the operation that
+ * flushes; the chase times are means per access. The counts (the fields
+ * of tlbie_counts_print()) are per iteration, each the lower median over
+ * the iterations: an iteration can issue an invalidation or two more
+ * than the others when a reschedule point splits one page table's flush
+ * (zap_pte_range() stops at need_resched()), and the median leaves such
+ * an iteration out. spread is the largest minus the smallest iteration's
+ * total of global, fixup and local. "counts=none (why)" stands in place
+ * of the counts where the powerpc:tlbie tracepoint cannot be used, and
+ * "skipped=why" for the whole line where the workload cannot run. Counts
+ * are what the kernel issued on all CPUs meanwhile; times mean something
  * only on real hardware (under QEMU TCG they measure the emulator).
  */
 #define _GNU_SOURCE
@@ -41,6 +47,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -500,16 +507,49 @@ static const struct workload {
 	{ "thp_mprotect",	16,	2,	run_thp_mprotect,	0 },
 };
 
-static void add(struct tlbie_counts *sum, const struct tlbie_counts *c)
+#define FIELD(f)	{ #f, offsetof(struct tlbie_counts, f) }
+
+static const struct {
+	const char *name;
+	size_t offset;
+} fields[] = {
+	FIELD(global), FIELD(global_pid), FIELD(global_page), FIELD(local),
+	FIELD(local_pid), FIELD(fixup), FIELD(raw_global), FIELD(raw_global_pid),
+};
+
+static unsigned long long field(const struct tlbie_counts *c, unsigned long i)
 {
-	sum->global += c->global;
-	sum->global_pid += c->global_pid;
-	sum->global_page += c->global_page;
-	sum->local += c->local;
-	sum->local_pid += c->local_pid;
-	sum->fixup += c->fixup;
-	sum->raw_global += c->raw_global;
-	sum->raw_global_pid += c->raw_global_pid;
+	return *(const unsigned long long *)((const char *)c + fields[i].offset);
+}
+
+static int cmp_ull(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a;
+	unsigned long long y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Each count's lower median over the @n iterations, and their spread */
+static void print_counts(const struct tlbie_counts *per, unsigned long n,
+			 unsigned long long *v)
+{
+	unsigned long long lo = ~0ULL, hi = 0, t;
+	unsigned long i, f;
+
+	for (i = 0; i < n; i++) {
+		t = per[i].global + per[i].fixup + per[i].local;
+		lo = t < lo ? t : lo;
+		hi = t > hi ? t : hi;
+	}
+	printf(" spread=%llu", hi - lo);
+	for (f = 0; f < ARRAY_SIZE(fields); f++) {
+		for (i = 0; i < n; i++)
+			v[i] = field(&per[i], f);
+		qsort(v, n, sizeof(*v), cmp_ull);
+		printf(" %s=%llu", fields[f].name, v[(n - 1) / 2]);
+	}
+	printf("\n");
 }
 
 static unsigned long number(const char *s, const char *what)
@@ -542,7 +582,8 @@ static void usage(void)
 int main(int argc, char *argv[])
 {
 	unsigned long threads = 1, iterations = 1, i, n, use_counts = 1;
-	struct tlbie_counts c, sum = { 0 };
+	struct tlbie_counts c, *per;
+	unsigned long long *scratch;
 	struct bench b = { .pages = 1024 };
 	const struct workload *wl = NULL;
 	struct tlbie_sibling sibling;
@@ -637,6 +678,13 @@ int main(int argc, char *argv[])
 		}
 	}
 
+	per = calloc(iterations, sizeof(*per));
+	scratch = calloc(iterations, sizeof(*scratch));
+	if (!per || !scratch) {
+		perror("calloc");
+		return 1;
+	}
+
 	/* One uncounted iteration: the mm settles on its CPUs. */
 	if (wl->run(&b, &c, wl->arg)) {
 		printf("bench: %s failed\n", label);
@@ -647,11 +695,10 @@ int main(int argc, char *argv[])
 	b.after = 0;
 	b.ns = 0;
 	for (i = 0; i < iterations; i++) {
-		if (wl->run(&b, &c, wl->arg)) {
+		if (wl->run(&b, &per[i], wl->arg)) {
 			printf("bench: %s failed\n", label);
 			return 1;
 		}
-		add(&sum, &c);
 	}
 	if (threads == 2)
 		tlbie_sibling_stop(&sibling);
@@ -664,10 +711,7 @@ int main(int argc, char *argv[])
 		printf(" counts=none (%s)\n", why);
 		return 0;
 	}
-	printf(" global=%llu global_pid=%llu global_page=%llu",
-	       sum.global, sum.global_pid, sum.global_page);
-	printf(" local=%llu local_pid=%llu fixup=%llu", sum.local, sum.local_pid, sum.fixup);
-	printf(" raw_global=%llu raw_global_pid=%llu\n", sum.raw_global, sum.raw_global_pid);
+	print_counts(per, iterations, scratch);
 	tlbie_count_close();
 	return 0;
 }
