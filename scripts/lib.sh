@@ -7,6 +7,11 @@ JOBS=${JOBS:-$(( $(nproc) + 1 ))}
 CROSS_COMPILE=${CROSS_COMPILE:-powerpc64le-linux-gnu-}
 export TOP CACHE JOBS CROSS_COMPILE
 
+# A command that fails under set -e stops the script: say which, and where,
+# rather than stopping silently.
+set -E
+trap 'rc=$?; printf "%s: error: \"%s\" returned %s (%s line %s)\n" "${0##*/}" "$BASH_COMMAND" "$rc" "${BASH_SOURCE[0]##*/}" "$LINENO" >&2' ERR
+
 die() {
 	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
 	exit 1
