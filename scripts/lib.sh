@@ -8,9 +8,11 @@ CROSS_COMPILE=${CROSS_COMPILE:-powerpc64le-linux-gnu-}
 export TOP CACHE JOBS CROSS_COMPILE
 
 # A command that fails under set -e stops the script: say which, and where,
-# rather than stopping silently.
+# rather than stopping silently. Only under set -e (set +e regions check
+# their own status; $? and PIPESTATUS are left as they were).
 set -E
-trap 'rc=$?; printf "%s: error: \"%s\" returned %s (%s line %s)\n" "${0##*/}" "$BASH_COMMAND" "$rc" "${BASH_SOURCE[0]##*/}" "$LINENO" >&2' ERR
+# shellcheck disable=SC2154 # assigned in the trap itself
+trap '_rtlb_rc=$?; [[ $- != *e* ]] || printf "%s: error: \"%s\" returned %s (%s line %s)\n" "${0##*/}" "$BASH_COMMAND" "$_rtlb_rc" "${BASH_SOURCE[0]##*/}" "$LINENO" >&2' ERR
 
 die() {
 	printf '%s: error: %s\n' "${0##*/}" "$*" >&2

@@ -20,9 +20,11 @@ run() {
 }
 for t in 2 1; do
 	# The 2021 thread's workload, and its other side: TLB refills after it.
-	run -t $t -i $((3 * k)) -s 256 shm
+	# Five iterations: the counts are the fewest of them (one that no
+	# reschedule point split), times the sum.
+	run -t $t -i $((5 * k)) -s 256 shm
 	for w in 256 1024 4096; do
-		run -t $t -i $((3 * k)) -s 64 -w $w refill
+		run -t $t -i $((5 * k)) -s 64 -w $w refill
 	done
 	# Seed 003's process workloads.
 	run -t $t -i $((20 * k)) -s 16 fork

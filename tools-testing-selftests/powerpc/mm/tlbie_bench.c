@@ -31,23 +31,23 @@
  *   [chase_before_ns=N.N chase_after_ns=N.N] spread=N global=N ...
  * ns is the sum over the iterations and times only the operation that
  * flushes; the chase times are means per access. The counts (the fields
- * of tlbie_counts_print()) are per iteration, each the lower median over
- * the iterations: an iteration can issue an invalidation or two more
- * than the others when a reschedule point splits one page table's flush
- * (zap_pte_range() stops at need_resched()), and the median leaves such
- * an iteration out. spread is the largest minus the smallest iteration's
- * total of global, fixup and local. "counts=none (why)" stands in place
- * of the counts where the powerpc:tlbie tracepoint cannot be used, and
- * "skipped=why" for the whole line where the workload cannot run. Counts
- * are what the kernel issued on all CPUs meanwhile; times mean something
- * only on real hardware (under QEMU TCG they measure the emulator).
+ * of tlbie_counts_print()) are those of the iteration that issued the
+ * fewest invalidations, and spread is how many more the iteration that
+ * issued the most did: an iteration can issue one or two more when a
+ * reschedule point splits one page table's flush (zap_pte_range() stops
+ * at need_resched()) or another process flushes meanwhile, so the
+ * fewest is what the operation itself issues. "counts=none (why)" stands
+ * in place of the counts where the powerpc:tlbie tracepoint cannot be
+ * used, and "skipped=why" for the whole line where the workload cannot
+ * run. Counts are what the kernel issued on all CPUs meanwhile; times
+ * mean something only on real hardware (under QEMU TCG they measure the
+ * emulator).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -507,49 +507,34 @@ static const struct workload {
 	{ "thp_mprotect",	16,	2,	run_thp_mprotect,	0 },
 };
 
-#define FIELD(f)	{ #f, offsetof(struct tlbie_counts, f) }
-
-static const struct {
-	const char *name;
-	size_t offset;
-} fields[] = {
-	FIELD(global), FIELD(global_pid), FIELD(global_page), FIELD(local),
-	FIELD(local_pid), FIELD(fixup), FIELD(raw_global), FIELD(raw_global_pid),
-};
-
-static unsigned long long field(const struct tlbie_counts *c, unsigned long i)
+static unsigned long long total(const struct tlbie_counts *c)
 {
-	return *(const unsigned long long *)((const char *)c + fields[i].offset);
+	return c->global + c->fixup + c->local;
 }
 
-static int cmp_ull(const void *a, const void *b)
+/*
+ * The counts of the iteration that issued the fewest invalidations, and
+ * how many more the one that issued the most did: what disturbs a run
+ * (a reschedule point that splits a flush, another process's flush on
+ * another CPU) only adds.
+ */
+static void print_counts(const struct tlbie_counts *per, unsigned long n)
 {
-	unsigned long long x = *(const unsigned long long *)a;
-	unsigned long long y = *(const unsigned long long *)b;
+	const struct tlbie_counts *c;
+	unsigned long i, lo = 0, hi = 0;
 
-	return x < y ? -1 : x > y;
-}
-
-/* Each count's lower median over the @n iterations, and their spread */
-static void print_counts(const struct tlbie_counts *per, unsigned long n,
-			 unsigned long long *v)
-{
-	unsigned long long lo = ~0ULL, hi = 0, t;
-	unsigned long i, f;
-
-	for (i = 0; i < n; i++) {
-		t = per[i].global + per[i].fixup + per[i].local;
-		lo = t < lo ? t : lo;
-		hi = t > hi ? t : hi;
+	for (i = 1; i < n; i++) {
+		if (total(&per[i]) < total(&per[lo]))
+			lo = i;
+		if (total(&per[i]) > total(&per[hi]))
+			hi = i;
 	}
-	printf(" spread=%llu", hi - lo);
-	for (f = 0; f < ARRAY_SIZE(fields); f++) {
-		for (i = 0; i < n; i++)
-			v[i] = field(&per[i], f);
-		qsort(v, n, sizeof(*v), cmp_ull);
-		printf(" %s=%llu", fields[f].name, v[(n - 1) / 2]);
-	}
-	printf("\n");
+	c = &per[lo];
+	printf(" spread=%llu", total(&per[hi]) - total(c));
+	printf(" global=%llu global_pid=%llu global_page=%llu",
+	       c->global, c->global_pid, c->global_page);
+	printf(" local=%llu local_pid=%llu fixup=%llu", c->local, c->local_pid, c->fixup);
+	printf(" raw_global=%llu raw_global_pid=%llu\n", c->raw_global, c->raw_global_pid);
 }
 
 static unsigned long number(const char *s, const char *what)
@@ -583,7 +568,6 @@ int main(int argc, char *argv[])
 {
 	unsigned long threads = 1, iterations = 1, i, n, use_counts = 1;
 	struct tlbie_counts c, *per;
-	unsigned long long *scratch;
 	struct bench b = { .pages = 1024 };
 	const struct workload *wl = NULL;
 	struct tlbie_sibling sibling;
@@ -679,8 +663,7 @@ int main(int argc, char *argv[])
 	}
 
 	per = calloc(iterations, sizeof(*per));
-	scratch = calloc(iterations, sizeof(*scratch));
-	if (!per || !scratch) {
+	if (!per) {
 		perror("calloc");
 		return 1;
 	}
@@ -711,7 +694,7 @@ int main(int argc, char *argv[])
 		printf(" counts=none (%s)\n", why);
 		return 0;
 	}
-	print_counts(per, iterations, scratch);
+	print_counts(per, iterations);
 	tlbie_count_close();
 	return 0;
 }
