@@ -36,7 +36,10 @@
  * issued the most did: an iteration can issue one or two more when a
  * reschedule point splits one page table's flush (zap_pte_range() stops
  * at need_resched()) or another process flushes meanwhile, so the
- * fewest is what the operation itself issues. "counts=none (why)" stands
+ * fewest is what the operation itself issues. The periodic mm_cpumask
+ * trim (a local whole-PID flush) falls in some iterations only, and is
+ * left out too: it comes more often the more a kernel flushes.
+ * "counts=none (why)" stands
  * in place of the counts where the powerpc:tlbie tracepoint cannot be
  * used, and "skipped=why" for the whole line where the workload cannot
  * run. Counts are what the kernel issued on all CPUs meanwhile; times
