@@ -12,7 +12,7 @@ export TOP CACHE JOBS CROSS_COMPILE
 # their own status; $? and PIPESTATUS are left as they were).
 set -E
 # shellcheck disable=SC2154 # assigned in the trap itself
-trap '_rtlb_rc=$?; [[ $- != *e* ]] || printf "%s: error: \"%s\" returned %s (%s line %s)\n" "${0##*/}" "$BASH_COMMAND" "$_rtlb_rc" "${BASH_SOURCE[0]##*/}" "$LINENO" >&2' ERR
+trap '_rtlb_rc=$?; [[ $- != *e* ]] || printf "%s: error: \"%s\" returned %s (%s line %s)\n" "${0##*/}" "$BASH_COMMAND" "$_rtlb_rc" "${BASH_SOURCE[0]##*/}" "$LINENO" >&2 || :' ERR
 
 die() {
 	printf '%s: error: %s\n' "${0##*/}" "$*" >&2

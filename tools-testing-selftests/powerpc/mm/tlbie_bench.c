@@ -37,8 +37,10 @@
  * reschedule point splits one page table's flush (zap_pte_range() stops
  * at need_resched()) or another process flushes meanwhile, so the
  * fewest is what the operation itself issues. The periodic mm_cpumask
- * trim (a local whole-PID flush) falls in some iterations only, and is
- * left out too: it comes more often the more a kernel flushes.
+ * trim (a local whole-PID flush; its clock ticks once per flush call,
+ * not per instruction) falls in some iterations only, and is left out
+ * too. Both leave-outs favour the series: a split costs only it one
+ * flush more, and a trim costs both kernels alike.
  * "counts=none (why)" stands
  * in place of the counts where the powerpc:tlbie tracepoint cannot be
  * used, and "skipped=why" for the whole line where the workload cannot
