@@ -525,7 +525,6 @@ static unsigned long long total(const struct tlbie_counts *c)
  */
 static void print_counts(const struct tlbie_counts *per, unsigned long n)
 {
-	const struct tlbie_counts *c;
 	unsigned long i, lo = 0, hi = 0;
 
 	for (i = 1; i < n; i++) {
@@ -534,12 +533,8 @@ static void print_counts(const struct tlbie_counts *per, unsigned long n)
 		if (total(&per[i]) > total(&per[hi]))
 			hi = i;
 	}
-	c = &per[lo];
-	printf(" spread=%llu", total(&per[hi]) - total(c));
-	printf(" global=%llu global_pid=%llu global_page=%llu",
-	       c->global, c->global_pid, c->global_page);
-	printf(" local=%llu local_pid=%llu fixup=%llu", c->local, c->local_pid, c->fixup);
-	printf(" raw_global=%llu raw_global_pid=%llu\n", c->raw_global, c->raw_global_pid);
+	printf(" spread=%llu", total(&per[hi]) - total(&per[lo]));
+	tlbie_counts_print_fields(&per[lo]);
 }
 
 static unsigned long number(const char *s, const char *what)

@@ -255,14 +255,21 @@ void tlbie_count_close(void)
 	nr_fds = 0;
 }
 
-/* One line a harness can parse: "tlbie: <label> key=value ..." */
-void tlbie_counts_print(const char *label, const struct tlbie_counts *c)
+/* The " key=value" fields of @c and the end of the line */
+void tlbie_counts_print_fields(const struct tlbie_counts *c)
 {
-	printf("tlbie: %s global=%llu global_pid=%llu global_page=%llu",
-	       label, c->global, c->global_pid, c->global_page);
+	printf(" global=%llu global_pid=%llu global_page=%llu",
+	       c->global, c->global_pid, c->global_page);
 	printf(" local=%llu local_pid=%llu fixup=%llu", c->local, c->local_pid, c->fixup);
 	printf(" raw_global=%llu raw_global_pid=%llu\n", c->raw_global, c->raw_global_pid);
 	fflush(stdout);
+}
+
+/* One line a harness can parse: "tlbie: <label> key=value ..." */
+void tlbie_counts_print(const char *label, const struct tlbie_counts *c)
+{
+	printf("tlbie: %s", label);
+	tlbie_counts_print_fields(c);
 }
 
 const char * const tlbie_op_name[NR_TLBIE_OPS] = {

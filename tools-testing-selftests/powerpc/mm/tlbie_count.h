@@ -41,6 +41,8 @@ int tlbie_count_start(void);
 int tlbie_count_stop(struct tlbie_counts *c);
 void tlbie_count_close(void);
 void tlbie_counts_print(const char *label, const struct tlbie_counts *c);
+/* The " key=value ..." part of that line, for other line formats */
+void tlbie_counts_print_fields(const struct tlbie_counts *c);
 
 /* What a test does to a range of pages: the first three need a flush. */
 enum tlbie_op {
