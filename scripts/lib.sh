@@ -29,13 +29,45 @@ need() {
 		die "'$1' not found; install it with: apt-get install $2 (or run scripts/deps)"
 }
 
+# linux_version: the kernel the series is based on, from $LINUX: 6.12
+# (the default; Debian's linux-source-6.12) or 7.3 (Debian's linux-source-7.3
+# from experimental, a mainline release candidate). Both made by get-base.
+linux_version() {
+	case ${LINUX:-6.12} in
+	6.12 | 7.3) printf '%s\n' "${LINUX:-6.12}" ;;
+	*) die "LINUX=$LINUX is not a base get-base makes; set LINUX=6.12 or LINUX=7.3 (or KERNEL_TREE= for your own tree)" ;;
+	esac
+}
+
 # The kernel tree the series applies to: $KERNEL_TREE, else the unpacked
-# Debian linux-source-6.12 made by scripts/get-base.
+# Debian linux-source made by scripts/get-base: $CACHE/linux for 6.12,
+# $CACHE/linux-7.3 for 7.3.
 kernel_tree() {
 	if [ -n "${KERNEL_TREE:-}" ]; then
 		printf '%s\n' "$KERNEL_TREE"
 	else
-		printf '%s\n' "$CACHE/linux"
+		local v
+		v=$(linux_version) || exit 1
+		case $v in
+		6.12) printf '%s\n' "$CACHE/linux" ;;
+		*) printf '%s\n' "$CACHE/linux-$v" ;;
+		esac
+	fi
+}
+
+# wt_root: the directory for worktrees of the base tree: $CACHE/wt for 6.12
+# (and for a KERNEL_TREE, as before), $CACHE/linux-7.3.wt for 7.3, so that
+# worktrees of one base are never checked out at the other's tag.
+wt_root() {
+	if [ -n "${KERNEL_TREE:-}" ]; then
+		printf '%s\n' "$CACHE/wt"
+	else
+		local v
+		v=$(linux_version) || exit 1
+		case $v in
+		6.12) printf '%s\n' "$CACHE/wt" ;;
+		*) printf '%s\n' "$CACHE/linux-$v.wt" ;;
+		esac
 	fi
 }
 
