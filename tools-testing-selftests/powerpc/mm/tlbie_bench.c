@@ -20,6 +20,20 @@
  *   thp_split      mprotect() of one small page in each THP of -s MiB
  *   thp_mprotect   mprotect() of -s MiB of THPs, whole
  *
+ * The sparse side, where the whole operation is large but what it flushes
+ * is not (-w sets the sparseness; the label shows it):
+ *   thread_exit      create and join a thread (default attributes) that
+ *                    touches -w pages of its stack (default 4): glibc's
+ *                    MADV_DONTNEED of the rest of the stack at exit
+ *   dontneed_sparse  MADV_DONTNEED of -s MiB of private memory with every
+ *                    -w-th page present (default 8)
+ *   mprotect_sparse  mprotect() read-only of the same
+ *   shm_sparse       shmdt() of -s MiB of shared memory with -w dirty
+ *                    pages per page table (default 1): a forced batch of
+ *                    -w pages per page table
+ *   thp_mixed        mprotect() of one THP followed by -w small pages
+ *                    (default 20) in the next page table
+ *
  * -t 2 keeps a second thread spinning on another core all along, so the
  * kernel's flushes are global (tlbie); with -t 1 they are mostly local.
  * Children of forkexec and mixed may run on any CPU. One iteration runs
@@ -51,6 +65,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -74,7 +89,7 @@
 #define MAX_CPUS	1024
 
 struct bench {
-	unsigned long mib, pages;
+	unsigned long mib, pages;	/* pages: -w */
 	size_t size;
 	char *mem;		/* fork: the parent's memory */
 	void **chain;		/* refill: the pointer chase */
@@ -494,15 +509,146 @@ static int run_thp_mprotect(struct bench *b, struct tlbie_counts *c, int split)
 	return rc;
 }
 
+/* The thread of thread_exit: touch b->pages pages of its stack, return. */
+static void *stack_toucher(void *arg)
+{
+	const struct bench *b = arg;
+	volatile char *stack = alloca(b->pages * page_size);
+	unsigned long i;
+
+	for (i = 0; i < b->pages; i++)
+		stack[i * page_size] = 1;
+	return NULL;
+}
+
+static int run_thread_exit(struct bench *b, struct tlbie_counts *c, int unused)
+{
+	unsigned long long t;
+	pthread_t thread;
+	int rc;
+
+	if (count_start())
+		return -1;
+	t = now_ns();
+	rc = pthread_create(&thread, NULL, stack_toucher, b);
+	if (!rc)
+		rc = pthread_join(thread, NULL);
+	b->ns += now_ns() - t;
+	if (count_stop(c) || rc)
+		return -1;
+	return 0;
+}
+
+/* -s MiB of private memory with every -w-th page present, then @op on it */
+static int run_sparse(struct bench *b, struct tlbie_counts *c, int op)
+{
+	unsigned long long t;
+	size_t off;
+	char *p;
+	int rc;
+
+	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	/* Small pages only: a THP would fill the gaps */
+	madvise(p, b->size, MADV_NOHUGEPAGE);
+	for (off = 0; off < b->size; off += b->pages * page_size)
+		p[off] = 1;
+	if (count_start())
+		return -1;
+	t = now_ns();
+	if (op == TLBIE_DONTNEED)
+		rc = madvise(p, b->size, MADV_DONTNEED);
+	else
+		rc = mprotect(p, b->size, PROT_READ);
+	b->ns += now_ns() - t;
+	munmap(p, b->size);
+	if (count_stop(c) || rc)
+		return -1;
+	return 0;
+}
+
+/* shmdt() of -s MiB of shared memory with -w dirty pages per page table */
+static int run_shm_sparse(struct bench *b, struct tlbie_counts *c, int unused)
+{
+	unsigned long long t;
+	size_t off, i;
+	char *p;
+	int id, rc;
+
+	p = mmap(NULL, b->size + TLBIE_PMD_SPAN, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	munmap(p, b->size + TLBIE_PMD_SPAN);
+	id = shmget(IPC_PRIVATE, b->size, IPC_CREAT | 0600);
+	if (id < 0)
+		return -1;
+	p = shmat(id, tlbie_pmd_align(p), 0);
+	shmctl(id, IPC_RMID, NULL);
+	if (p == (void *)-1)
+		return -1;
+	for (off = 0; off < b->size; off += TLBIE_PMD_SPAN)
+		for (i = 0; i < b->pages && i * page_size < TLBIE_PMD_SPAN; i++)
+			p[off + i * page_size] = 1;
+	if (count_start())
+		return -1;
+	t = now_ns();
+	rc = shmdt(p);
+	b->ns += now_ns() - t;
+	if (count_stop(c) || rc)
+		return -1;
+	return 0;
+}
+
+/* mprotect() of a THP and the -w small pages that follow it */
+static int run_thp_mixed(struct bench *b, struct tlbie_counts *c, int unused)
+{
+	unsigned long long t;
+	int rc = 0, nohuge;
+	size_t len, small = b->pages * page_size;
+	char *base, *p;
+
+	if (small > pmd_size)
+		return -1;
+	p = map_thp_range(2 * pmd_size, 1, &nohuge, &base, &len);
+	if (!p)
+		return -1;
+	/* The second page table: small pages, -w of them present */
+	if (madvise(p + pmd_size, pmd_size, MADV_DONTNEED) ||
+	    madvise(p + pmd_size, pmd_size, MADV_NOHUGEPAGE)) {
+		munmap(base, len);
+		return -1;
+	}
+	memset(p + pmd_size, 1, small);
+	if (anon_huge_kb() < pmd_size / 1024) {
+		fprintf(stderr, "no THP: %lu kB\n", anon_huge_kb());
+		munmap(base, len);
+		return -1;
+	}
+	if (count_start())
+		return -1;
+	t = now_ns();
+	rc = mprotect(p, pmd_size + small, PROT_READ);
+	b->ns += now_ns() - t;
+	if (count_stop(c))
+		rc = -1;
+	munmap(base, len);
+	return rc;
+}
+
 static const struct workload {
 	const char *name;
 	unsigned long mib;	/* default -s; 0: no size */
 	int thp;		/* needs THP: 1 any mode but never, 2 also not never */
 	int (*run)(struct bench *b, struct tlbie_counts *c, int arg);
 	int arg;
+	unsigned long w;	/* default -w, 0: -w means nothing here */
+	const char *wlabel;	/* how the label shows -w */
 } workloads[] = {
 	{ "shm",		64,	0,	run_shm,		0 },
-	{ "refill",		64,	0,	run_shm,		0 },
+	{ "refill",		64,	0,	run_shm,		0, 1024, "_%lup" },
 	{ "fork",		16,	0,	run_fork,		FORK },
 	{ "forkexec",		0,	0,	run_fork,		FORK_EXEC },
 	{ "mixed",		16,	0,	run_fork,		FORK_WORK_EXEC },
@@ -510,6 +656,11 @@ static const struct workload {
 	{ "thp_khugepaged",	16,	2,	run_collapse,		1 },
 	{ "thp_split",		16,	2,	run_thp_mprotect,	1 },
 	{ "thp_mprotect",	16,	2,	run_thp_mprotect,	0 },
+	{ "thread_exit",	0,	0,	run_thread_exit,	0, 4, "_%lup" },
+	{ "dontneed_sparse",	64,	0,	run_sparse, TLBIE_DONTNEED, 8, "_every%lu" },
+	{ "mprotect_sparse",	64,	0,	run_sparse, TLBIE_MPROTECT_RO, 8, "_every%lu" },
+	{ "shm_sparse",		64,	0,	run_shm_sparse,		0, 1, "_%lup" },
+	{ "thp_mixed",		0,	2,	run_thp_mixed,		0, 20, "_%lup" },
 };
 
 static unsigned long long total(const struct tlbie_counts *c)
@@ -568,7 +719,7 @@ int main(int argc, char *argv[])
 {
 	unsigned long threads = 1, iterations = 1, i, n, use_counts = 1;
 	struct tlbie_counts c, *per;
-	struct bench b = { .pages = 1024 };
+	struct bench b = { 0 };
 	const struct workload *wl = NULL;
 	struct tlbie_sibling sibling;
 	const char *why = NULL;
@@ -600,7 +751,7 @@ int main(int argc, char *argv[])
 			usage();
 		}
 	}
-	if (optind != argc - 1 || (threads != 1 && threads != 2) || !iterations || !b.pages)
+	if (optind != argc - 1 || (threads != 1 && threads != 2) || !iterations)
 		usage();
 	for (i = 0; i < ARRAY_SIZE(workloads); i++)
 		if (!strcmp(argv[optind], workloads[i].name))
@@ -610,12 +761,14 @@ int main(int argc, char *argv[])
 
 	if (!b.mib)
 		b.mib = wl->mib;
+	if (!b.pages)
+		b.pages = wl->w;
 	n = snprintf(label, sizeof(label), "%s", wl->name);
 	if (wl->mib)
 		n += snprintf(label + n, sizeof(label) - n, "_%luM", b.mib);
 	n += snprintf(label + n, sizeof(label) - n, "_%lut", threads);
-	if (!strcmp(wl->name, "refill"))
-		snprintf(label + n, sizeof(label) - n, "_%lup", b.pages);
+	if (wl->wlabel)
+		snprintf(label + n, sizeof(label) - n, wl->wlabel, b.pages);
 
 	nr_cpus = tlbie_online_cpus(all_cpus, MAX_CPUS);
 	if (nr_cpus < (int)threads) {

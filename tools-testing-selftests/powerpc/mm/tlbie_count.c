@@ -292,6 +292,24 @@ char *tlbie_map_filled(size_t len)
 	return map;
 }
 
+char *tlbie_map_shared(size_t len, int nr)
+{
+	size_t piece = len / nr;
+	char *p;
+	int i;
+
+	p = mmap(NULL, len + TLBIE_PMD_SPAN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	p = tlbie_pmd_align(p);
+	for (i = 0; i < nr; i++)
+		if (mmap(p + i * piece, piece, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+			return NULL;
+	memset(p, 0x5a, len);
+	return p;
+}
+
 int tlbie_count_shmdt(size_t size, struct tlbie_counts *c, void **addr)
 {
 	int id;

@@ -68,6 +68,13 @@ static inline char *tlbie_pmd_align(void *p)
 }
 
 /*
+ * @len bytes of dirty shared memory as @nr adjacent VMAs, starting at a
+ * page-table boundary so no VMA straddles one (which would split its
+ * flush in two); NULL on failure
+ */
+char *tlbie_map_shared(size_t len, int nr);
+
+/*
  * Attach a SysV shm segment of @size bytes, fill it, and count the
  * invalidations its detach causes; *@addr is where it was attached.
  */

@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Large operations that core mm flushes in small batches are flushed as a
- * whole: with a thread live on another CPU (global flushes),
+ * Large dense operations that core mm flushes in small batches are
+ * flushed by the whole PID once they have flushed a ceiling's worth of
+ * pages: with a thread live on another CPU (global flushes),
  *  - shmdt() of a filled 64MB and 256MB SysV shm segment,
- *  - munmap() of 64 adjacent shared VMAs of 4 pages each, in one call,
  *  - MADV_DONTNEED of 64MB of dirty shared memory
- * reach the kernel's flush in batches of at most one page table (delayed
- * rmap of shared dirty pages forces a flush at the end of each), each
- * below the global flush ceiling. Each batch must flush the whole PID,
- * not page by page: at most one per-page tlbie in all (a one-page batch),
- * and at most one whole-PID tlbie per batch plus one for freed page
- * tables.
+ * reach the kernel's flush in batches of one page table, 32 pages with
+ * 64K pages (delayed rmap of shared dirty pages forces a flush at the end
+ * of each), each below the global flush ceiling. The first batch is
+ * flushed page by page (the operation has not flushed a ceiling's worth
+ * yet), every later one by the whole PID:
+ *  - per-page tlbie: the first page table's pages, and at most one more
+ *    (a batch that a reschedule point cut to one page);
+ *  - whole-PID tlbie: no more than one per later batch plus one for freed
+ *    page tables, and no fewer than one per later batch less one.
+ * Per-page flushes of every page (the base's 4097 for 256MB) or no flush
+ * of the later batches both fail. A reschedule point in zap_pte_range()
+ * can cut a batch in two, one part flushed page by page; that only adds
+ * per-page tlbie, so a measurement out of bounds is taken again, up to
+ * three times in all.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -20,9 +28,6 @@
 
 #include "tlbie_count.h"
 #include "utils.h"
-
-#define NR_VMAS		64
-#define VMA_PAGES	4
 
 /* Page tables spanned by [start, start + len) */
 static unsigned long page_tables(void *start, size_t len)
@@ -35,10 +40,13 @@ static unsigned long page_tables(void *start, size_t len)
 
 static int judge(const char *label, const struct tlbie_counts *c, unsigned long batches)
 {
+	unsigned long first = TLBIE_PMD_SPAN / sysconf(_SC_PAGESIZE);
+
 	tlbie_counts_print(label, c);
-	printf("%s: %lu batches: want <= 1 per-page and <= %lu whole-PID tlbie\n",
-	       label, batches, batches + 1);
-	return c->global_page > 1 || c->global_pid > batches + 1;
+	printf("%s: %lu batches: want per-page <= %lu, whole-PID %lu..%lu\n",
+	       label, batches, first + 1, batches - 2, batches);
+	return c->global_page > first + 1 || c->global_pid > batches ||
+	       c->global_pid + 2 < batches;
 }
 
 static int shm_detach(unsigned long mib)
@@ -46,49 +54,14 @@ static int shm_detach(unsigned long mib)
 	size_t len = mib << 20;
 	struct tlbie_counts c;
 	char label[32];
+	int tries = 0;
 	void *p;
 
-	FAIL_IF(tlbie_count_shmdt(len, &c, &p));
 	snprintf(label, sizeof(label), "shmdt_%luM", mib);
-	return judge(label, &c, page_tables(p, len));
-}
-
-/*
- * Map @len of dirty shared memory as @nr adjacent VMAs, starting at a
- * page-table boundary so no VMA straddles one (which would split it into
- * two batches, one of them possibly a single page); NULL on failure.
- */
-static char *map_shared(size_t len, int nr)
-{
-	size_t piece = len / nr;
-	char *p;
-	int i;
-
-	p = mmap(NULL, len + TLBIE_PMD_SPAN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	p = tlbie_pmd_align(p);
-	for (i = 0; i < nr; i++)
-		if (mmap(p + i * piece, piece, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
-			return NULL;
-	memset(p, 0x5a, len);
-	return p;
-}
-
-static int multi_vma_munmap(void)
-{
-	size_t len = NR_VMAS * VMA_PAGES * sysconf(_SC_PAGESIZE);
-	struct tlbie_counts c;
-	char *p;
-
-	p = map_shared(len, NR_VMAS);
-	FAIL_IF(!p);
-	FAIL_IF(tlbie_count_start());
-	FAIL_IF(munmap(p, len));
-	FAIL_IF(tlbie_count_stop(&c));
-	/* A batch per VMA */
-	return judge("munmap_64_vmas", &c, NR_VMAS);
+	do {
+		FAIL_IF(tlbie_count_shmdt(len, &c, &p));
+	} while (judge(label, &c, page_tables(p, len)) && ++tries < 3);
+	return tries == 3;
 }
 
 static int dontneed(unsigned long mib)
@@ -96,16 +69,19 @@ static int dontneed(unsigned long mib)
 	size_t len = mib << 20;
 	struct tlbie_counts c;
 	char label[32];
+	int tries = 0;
 	char *p;
 
-	p = map_shared(len, 1);
-	FAIL_IF(!p);
-	FAIL_IF(tlbie_count_start());
-	FAIL_IF(madvise(p, len, MADV_DONTNEED));
-	FAIL_IF(tlbie_count_stop(&c));
-	munmap(p, len);
 	snprintf(label, sizeof(label), "madv_dontneed_%luM", mib);
-	return judge(label, &c, page_tables(p, len));
+	do {
+		p = tlbie_map_shared(len, 1);
+		FAIL_IF(!p);
+		FAIL_IF(tlbie_count_start());
+		FAIL_IF(madvise(p, len, MADV_DONTNEED));
+		FAIL_IF(tlbie_count_stop(&c));
+		munmap(p, len);
+	} while (judge(label, &c, page_tables(p, len)) && ++tries < 3);
+	return tries == 3;
 }
 
 static int test_entire_range(void)
@@ -127,7 +103,6 @@ static int test_entire_range(void)
 
 	failed |= shm_detach(64);
 	failed |= shm_detach(256);
-	failed |= multi_vma_munmap();
 	failed |= dontneed(64);
 
 	tlbie_sibling_stop(&sibling);
