@@ -34,6 +34,19 @@ for t in 2 1; do
 	run -t $t -i $((2 * k)) -s 16 thp_collapse
 	run -t $t -i $((2 * k)) -s 16 thp_split
 	run -t $t -i $((2 * k)) -s 16 thp_mprotect
+	# The sparse side: large ranges with few pages to flush, which must be
+	# flushed as the base flushes them (no whole-PID flush it has not).
+	for w in 1 2 4 8; do
+		run -t $t -i $((5 * k)) -w $w thread_exit
+	done
+	for w in 8 32; do
+		run -t $t -i $((3 * k)) -s 64 -w $w dontneed_sparse
+		run -t $t -i $((3 * k)) -s 64 -w $w mprotect_sparse
+	done
+	for w in 1 2; do
+		run -t $t -i $((3 * k)) -s 64 -w $w shm_sparse
+	done
+	run -t $t -i $((3 * k)) -w 20 thp_mixed
 done
 run -t 2 -i 1 -s 16 thp_khugepaged
 exit $rc
