@@ -19,9 +19,9 @@
  *                mmu_gather's entire range), or @nr_pages if it stands alone
  * @done_pages:   pages the operation has flushed so far, this flush
  *                included, or @nr_pages if it stands alone
- * @ceiling:      flush ceiling of the flush's scope (global or local): at or
- *                above this many pages, flushing the PID is cheaper overall
- *                than one invalidation per page plus the TLB entries it keeps
+ * @ceiling:      flush ceiling of the flush's scope (global or local): above
+ *                this many pages, flushing the PID is cheaper overall than
+ *                one invalidation per page plus the TLB entries it keeps
  * @pid_cost:     invalidation instructions a whole-PID flush takes in this
  *                scope: 1 for tlbie, and for tlbiel on ISA v3.1 (POWER10);
  *                one per TLB set for tlbiel on POWER9
@@ -32,7 +32,7 @@ static inline bool radix_flush_pid_wanted(unsigned long nr_pages,
 					  unsigned long ceiling,
 					  unsigned long pid_cost)
 {
-	if (nr_pages >= ceiling)
+	if (nr_pages > ceiling)
 		return true;
 	/*
 	 * Core mm cuts large operations into small flushes (at each page
@@ -40,29 +40,29 @@ static inline bool radix_flush_pid_wanted(unsigned long nr_pages,
 	 * a page table maps 32 pages, below the global ceiling. A batch of
 	 * such an operation flushes the PID when all of these hold:
 	 *
-	 *  - the operation is large (@entire_pages) and has flushed at least
-	 *    a ceiling's worth of pages, this batch included (@done_pages):
-	 *    flushed at once it would have flushed the PID. An operation
-	 *    that gathers fewer pages than that, however large its range (a
-	 *    thread's mostly unused stack, a sparse mprotect()), is flushed
-	 *    page by page, as it would be on its own.
-	 *  - the batch is at least half a ceiling: a whole-PID flush drops
+	 *  - the operation is large (@entire_pages) and has flushed more
+	 *    than a ceiling's worth of pages, this batch included
+	 *    (@done_pages): flushed at once, it would have flushed the PID.
+	 *    An operation that flushes no more than that, however large its
+	 *    range (a thread's mostly unused stack, a sparse mprotect()), is
+	 *    flushed page by page, as it would be on its own.
+	 *  - the batch is more than half a ceiling: a whole-PID flush drops
 	 *    the whole process from the TLB of every CPU in the mm, and the
 	 *    ceiling rates that at a ceiling's worth of pages. Flushing the
-	 *    PID only for batches of half that keeps an operation at no more
-	 *    than twice its per-page cost even if every one of its PID
-	 *    flushes paid the full refill, while the batches that come one
-	 *    after the other inside one operation mostly drop what the
-	 *    previous batch's flush already dropped. Batches of one or two
-	 *    pages of sparse shared memory stay page by page.
+	 *    PID only for batches of more than half that keeps an operation
+	 *    below twice its per-page cost even if every one of its PID
+	 *    flushes paid the full refill, while batches that follow one
+	 *    another inside one operation mostly drop what the previous
+	 *    batch's flush already dropped. Batches of a page or two of
+	 *    sparsely dirtied shared memory stay page by page.
 	 *  - it takes fewer instructions than the pages do: not a local flush
 	 *    on POWER9 that would iterate over 128 sets (tuned ceilings).
 	 *
 	 * The first ceiling's worth of pages of an operation is flushed page
-	 * by page: nothing tells, before it, how much will be gathered.
+	 * by page: nothing tells, before it, how much will follow.
 	 */
-	return entire_pages >= ceiling && done_pages >= ceiling &&
-	       nr_pages >= ceiling - ceiling / 2 && nr_pages > pid_cost;
+	return entire_pages > ceiling && done_pages > ceiling &&
+	       nr_pages > ceiling / 2 && nr_pages > pid_cost;
 }
 
 /*

@@ -11,9 +11,9 @@
 
 #include "radix_flush.h"
 
-/* The defaults of radix_tlb.c: at or above 34 pages global, 257 local */
-#define GLOBAL_CEILING	34
-#define LOCAL_CEILING	257
+/* The defaults of radix_tlb.c: above 33 pages global, 256 local */
+#define GLOBAL_CEILING	33
+#define LOCAL_CEILING	256
 
 /* Instructions a whole-PID flush takes */
 #define TLBIE		1	/* tlbie, any CPU */
@@ -36,36 +36,36 @@ static const struct flush_case flush_cases[] = {
 	/* A flush on its own: the ceiling alone decides */
 	{ "global, 1 page",			1,   ALONE, ALONE, GLOBAL_CEILING, TLBIE, false },
 	{ "global, one 2MB PMD of 64K pages",	32,  ALONE, ALONE, GLOBAL_CEILING, TLBIE, false },
-	{ "global, ceiling - 1",		33,  ALONE, ALONE, GLOBAL_CEILING, TLBIE, false },
-	{ "global, at the ceiling",		34,  ALONE, ALONE, GLOBAL_CEILING, TLBIE, true },
-	{ "global, ceiling + 1",		35,  ALONE, ALONE, GLOBAL_CEILING, TLBIE, true },
-	{ "local P9, ceiling - 1",		256, ALONE, ALONE, LOCAL_CEILING, P9_TLBIEL, false },
-	{ "local P9, at the ceiling",		257, ALONE, ALONE, LOCAL_CEILING, P9_TLBIEL, true },
-	{ "local P10, ceiling - 1",		256, ALONE, ALONE, LOCAL_CEILING, P10_TLBIEL, false },
-	{ "local P10, at the ceiling",		257, ALONE, ALONE, LOCAL_CEILING, P10_TLBIEL, true },
+	{ "global, at the ceiling",		33,  ALONE, ALONE, GLOBAL_CEILING, TLBIE, false },
+	{ "global, ceiling + 1",		34,  ALONE, ALONE, GLOBAL_CEILING, TLBIE, true },
+	{ "local P9, at the ceiling",		256, ALONE, ALONE, LOCAL_CEILING, P9_TLBIEL, false },
+	{ "local P9, ceiling + 1",		257, ALONE, ALONE, LOCAL_CEILING, P9_TLBIEL, true },
+	{ "local P10, at the ceiling",		256, ALONE, ALONE, LOCAL_CEILING, P10_TLBIEL, false },
+	{ "local P10, ceiling + 1",		257, ALONE, ALONE, LOCAL_CEILING, P10_TLBIEL, true },
 	{ "ceiling 0 flushes the PID always",	1,   ALONE, ALONE, 0, TLBIE, true },
-	{ "ceiling 1 flushes the PID always",	1,   ALONE, ALONE, 1, TLBIE, true },
-	{ "ceiling ~0 never flushes the PID",	~0UL - 1, ALONE, ALONE, ~0UL, TLBIE, false },
+	{ "ceiling 1, 1 page",			1,   ALONE, ALONE, 1, TLBIE, false },
+	{ "ceiling 1, 2 pages",			2,   ALONE, ALONE, 1, TLBIE, true },
+	{ "ceiling ~0 never flushes the PID",	~0UL, ALONE, ALONE, ~0UL, TLBIE, false },
 
 	/* A batch of a larger operation: each condition at its boundary */
 	{ "global, PMD batch, 64MB flushed",	32,  1024, 1024, GLOBAL_CEILING, TLBIE, true },
 	{ "global, first PMD batch of 64MB",	32,  1024, 32,   GLOBAL_CEILING, TLBIE, false },
-	{ "global, flushed ceiling - 1",	32,  1024, 33,   GLOBAL_CEILING, TLBIE, false },
-	{ "global, flushed at the ceiling",	32,  1024, 34,   GLOBAL_CEILING, TLBIE, true },
-	{ "global, range ceiling - 1",		32,  33,   33,   GLOBAL_CEILING, TLBIE, false },
-	{ "global, range at the ceiling",	32,  34,   34,   GLOBAL_CEILING, TLBIE, true },
-	{ "global, batch half ceiling - 1",	16,  1024, 1024, GLOBAL_CEILING, TLBIE, false },
-	{ "global, batch half the ceiling",	17,  1024, 1024, GLOBAL_CEILING, TLBIE, true },
-	{ "global, odd ceiling, batch below half", 16, 1024, 1024, 33, TLBIE, false },
-	{ "global, odd ceiling, batch half",	17,  1024, 1024, 33, TLBIE, true },
+	{ "global, flushed at the ceiling",	32,  1024, 33,   GLOBAL_CEILING, TLBIE, false },
+	{ "global, flushed ceiling + 1",	32,  1024, 34,   GLOBAL_CEILING, TLBIE, true },
+	{ "global, range at the ceiling",	32,  33,   33,   GLOBAL_CEILING, TLBIE, false },
+	{ "global, range ceiling + 1",		32,  34,   34,   GLOBAL_CEILING, TLBIE, true },
+	{ "global, batch half the ceiling",	16,  1024, 1024, GLOBAL_CEILING, TLBIE, false },
+	{ "global, batch above half",		17,  1024, 1024, GLOBAL_CEILING, TLBIE, true },
+	{ "global, even ceiling, batch half",	17,  1024, 1024, 34, TLBIE, false },
+	{ "global, even ceiling, above half",	18,  1024, 1024, 34, TLBIE, true },
 	{ "global, 2-page batch of sparse 64MB", 2,  1024, 1024, GLOBAL_CEILING, TLBIE, false },
 	{ "global, 1-page batch of 64MB",	1,   1024, 1024, GLOBAL_CEILING, TLBIE, false },
 	{ "global, 8 pages of an 8MB stack",	8,   128,  8,    GLOBAL_CEILING, TLBIE, false },
-	{ "global, ceiling 2, 1-page batch",	1,   1024, 1024, 2, TLBIE, false },
+	{ "global, ceiling 1, 1-page batch",	1,   1024, 1024, 1, TLBIE, false },
 	{ "local P10, PMD batch of 64MB",	32,  1024, 1024, LOCAL_CEILING, P10_TLBIEL, false },
-	{ "local P10, batch half ceiling - 1",	128, 1024, 1024, LOCAL_CEILING, P10_TLBIEL, false },
-	{ "local P10, batch half the ceiling",	129, 1024, 1024, LOCAL_CEILING, P10_TLBIEL, true },
-	{ "local P9, batch of 129 pages",	129, 1024, 1024, LOCAL_CEILING, P9_TLBIEL, true },
+	{ "local P10, batch half the ceiling",	128, 1024, 1024, LOCAL_CEILING, P10_TLBIEL, false },
+	{ "local P10, batch above half",	129, 1024, 1024, LOCAL_CEILING, P10_TLBIEL, true },
+	{ "local P9, batch above half",		129, 1024, 1024, LOCAL_CEILING, P9_TLBIEL, true },
 	{ "local P9 tuned, PID costs more",	100, 1024, 1024, 150, P9_TLBIEL, false },
 	{ "local P9 tuned, PID costs less",	129, 1024, 1024, 150, P9_TLBIEL, true },
 	{ "batch above the ceiling, small total", 40, 10,  40,   GLOBAL_CEILING, TLBIE, true },
@@ -130,7 +130,7 @@ static const struct op_case op_cases[] = {
 	/* 4K pages: a page table's 512 pages are above the ceiling alone */
 	{ "munmap 64MB, 4K pages",	SZ_4K_SHIFT, 64 * MB, 2 * MB, 2 * MB, 32,
 	  GLOBAL_CEILING, 32 },
-	/* batches of half the ceiling: from the second, 34 pages flushed, on */
+	/* batches of just above half the ceiling: from the second (34 flushed) */
 	{ "17-page batches",		SZ_64K_SHIFT, 64 * MB, 17 << 16, 2 * MB, 4,
 	  GLOBAL_CEILING, 3 },
 	{ "16-page batches",		SZ_64K_SHIFT, 64 * MB, 16 << 16, 2 * MB, 4,

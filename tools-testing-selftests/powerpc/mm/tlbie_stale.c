@@ -160,7 +160,7 @@ static int one(int op, unsigned long pages, bool threaded)
 
 static int test_stale(void)
 {
-	int cpus[2], ceiling = 34, local_ceiling = 257, failed = 0;
+	int cpus[2], ceiling = 33, local_ceiling = 256, failed = 0;
 	unsigned long sizes[6];
 	pthread_t thread;
 	bool hash;
@@ -174,8 +174,8 @@ static int test_stale(void)
 	read_debugfs_int("powerpc/tlb_local_single_page_flush_ceiling", &local_ceiling);
 	sizes[0] = 1;
 	sizes[1] = 2;
-	sizes[2] = ceiling > 1 ? ceiling - 1 : 1;
-	sizes[3] = ceiling;
+	sizes[2] = ceiling ? ceiling : 1;
+	sizes[3] = ceiling + 1;
 	sizes[4] = 2 * TLBIE_PMD_SPAN / page_size + 3;
 	sizes[5] = local_ceiling + 1;
 
