@@ -29,12 +29,14 @@ need() {
 		die "'$1' not found; install it with: apt-get install $2 (or run scripts/deps)"
 }
 
-# linux_version: the kernel the series is based on, from $LINUX: 6.12
-# (the default; Debian's linux-source-6.12) or 7.3 (Debian's linux-source-7.3
-# from experimental, a mainline release candidate). Both made by get-base.
+# linux_version: the kernel the series is based on, from $LINUX: 7.3 (the
+# default: the mainline series, patches/ + series, on Debian's
+# linux-source-7.3 from experimental, a mainline release candidate) or 6.12
+# (its stable backport, stable/6.12/, on Debian's linux-source-6.12). Both
+# bases are made by get-base.
 linux_version() {
-	case ${LINUX:-6.12} in
-	6.12 | 7.3) printf '%s\n' "${LINUX:-6.12}" ;;
+	case ${LINUX:-7.3} in
+	6.12 | 7.3) printf '%s\n' "${LINUX:-7.3}" ;;
 	*) die "LINUX=$LINUX is not a base get-base makes; set LINUX=6.12 or LINUX=7.3 (or KERNEL_TREE= for your own tree)" ;;
 	esac
 }
@@ -71,6 +73,27 @@ wt_root() {
 	fi
 }
 
+# series_dir: where the series for $LINUX lives: the top for mainline,
+# stable/6.12 for the backport (each a patches/ directory and a series file).
+series_dir() {
+	local v
+	v=$(linux_version) || exit 1
+	case $v in
+	7.3) printf '%s\n' "$TOP" ;;
+	*) printf '%s\n' "$TOP/stable/$v" ;;
+	esac
+}
+
+# build_root: the build directories of $LINUX's kernels (one per variant).
+build_root() {
+	local v
+	v=$(linux_version) || exit 1
+	case $v in
+	6.12) printf '%s\n' "$CACHE/build" ;;
+	*) printf '%s\n' "$CACHE/build-$v" ;;
+	esac
+}
+
 # The commit the series applies to: $BASE, else the tag made by get-base
 # (or HEAD of a user tree).
 base_rev() {
@@ -85,14 +108,21 @@ base_rev() {
 
 # series_patches: the patch files of series, in order, as paths.
 series_patches() {
-	local line
+	local line series dir
+	if [ -n "${SERIES:-}" ]; then
+		series=$SERIES
+		dir=$(dirname "$SERIES")
+	else
+		dir=$(series_dir) || exit 1
+		series=$dir/series
+	fi
 	while IFS= read -r line || [ -n "$line" ]; do
 		line=${line%%#*}
 		line=$(printf '%s' "$line" | tr -d '[:space:]')
 		[ -n "$line" ] || continue
-		[ -f "$TOP/patches/$line" ] || die "series names patches/$line, which does not exist"
-		printf '%s\n' "$TOP/patches/$line"
-	done <"${SERIES:-$TOP/series}"
+		[ -f "$dir/patches/$line" ] || die "$series names patches/$line, which does not exist"
+		printf '%s\n' "$dir/patches/$line"
+	done <"$series"
 }
 
 # mm_selftests: the programs configs/mm-selftests names, one per line.
