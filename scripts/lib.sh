@@ -29,6 +29,26 @@ need() {
 		die "'$1' not found; install it with: apt-get install $2 (or run scripts/deps)"
 }
 
+# debian_mirror: the first Debian archive URI (ending in /debian) in the
+# machine's apt sources, deb822 or one-line format (other vendors'
+# repositories are skipped); prints nothing if there is none.
+debian_mirror() {
+	local files=() f
+	for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] && files+=("$f")
+	done
+	[ ${#files[@]} -gt 0 ] || return 0
+	awk '
+		/^[ \t]*#/ { next }
+		FILENAME ~ /\.sources$/ { if (tolower($1) != "uris:") next; i = 2 }
+		FILENAME !~ /\.sources$/ {
+			if ($1 != "deb" && $1 != "deb-src") next
+			sub(/\[[^]]*\]/, ""); i = 2
+		}
+		{ for (; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\/.*\/debian\/?$/) { sub(/\/$/, "", $i); print $i; exit } }
+	' "${files[@]}"
+}
+
 # linux_version: the kernel the series is based on, from $LINUX: 7.3 (the
 # default: the mainline series, patches/ + series, on Debian's
 # linux-source-7.3 from experimental, a mainline release candidate) or 6.12
