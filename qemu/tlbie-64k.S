@@ -12,6 +12,8 @@
  *   0x7018 after tlbie of A: 0x2222
  *   0x7020 after tlbiel of B: 0x2222 (stale: exact flush) or 0x1111
  *   0x7028 after tlbiel of A: 0x1111
+ *   0x7030 a 2M page C, read first: 0x4444
+ *   0x7038 C after its PMD leaf changed and a tlbie of C (AP 2M): 0x5555
  * A is read at offset 0x2000, in its third 4K subpage, so that the flush of
  * A (at its first address) must reach its other 4K subpages.
  */
@@ -36,6 +38,10 @@
 #define FRAME3	0x1020000
 #define VA_A	0x10000000	/* PTE index 0 */
 #define VA_B	0x10010000	/* PTE index 1 */
+#define VA_C	0x10200000	/* a 2M page: PMD index 129 */
+#define FRAME4	0x2000000	/* 2M frames */
+#define FRAME5	0x2200000
+#define PMD_C	(PROC_PMD + 8 * ((VA_C >> 21) & 0x1ff))
 #define OFF	0x2000
 #define RES	0x7000
 
@@ -44,6 +50,7 @@
 #define RTS52	0x40000000000000a0	/* radix tree size 52 bits */
 #define LEAF_BITS 0x18f			/* R, C, privileged, RWX */
 #define AP_64K	(5 << 5)		/* RB 56:58 */
+#define AP_2M	(1 << 5)
 #define MSR_DR	0x10
 
 	.machine power9
@@ -109,6 +116,9 @@ start:
 	PUT(FRAME1 + OFF, 0x1111)
 	PUT(FRAME2 + OFF, 0x2222)
 	PUT(FRAME3 + OFF, 0x3333)
+	PUT(PMD_C, V | L | FRAME4 | LEAF_BITS)
+	PUT(FRAME4 + OFF, 0x4444)
+	PUT(FRAME5 + OFF, 0x5555)
 
 	mfspr	3, 318			/* LPCR: HR (host radix), UPRT */
 	LOAD64(4, (1 << 20) | (1 << 22))
@@ -156,12 +166,35 @@ start:
 	ptesync
 	READ_A(24)
 
+	/* A 2M page is still flushed whole by a tlbie of it. */
+	mtmsrd	7
+	isync
+	LOAD64(4, VA_C + OFF)
+	ld	26, 0(4)
+	mtmsrd	6
+	isync
+	PUT(PMD_C, V | L | FRAME5 | LEAF_BITS)
+	ptesync
+	LOAD64(11, VA_C | AP_2M)
+	tlbie	11, 10, 0, 1, 1
+	eieio
+	tlbsync
+	ptesync
+	mtmsrd	7
+	isync
+	LOAD64(4, VA_C + OFF)
+	ld	25, 0(4)
+	mtmsrd	6
+	isync
+
 	li	4, RES
 	std	20, 8(4)
 	std	21, 16(4)
 	std	22, 24(4)
 	std	23, 32(4)
 	std	24, 40(4)
+	std	26, 48(4)
+	std	25, 56(4)
 	LOAD64(3, 0x7e57ed0064)
 	std	3, 0(4)
 3:	b	3b
