@@ -40,7 +40,7 @@
  * uncounted first, so the counts do not depend on where the process
  * started. -n: do not count (times without the tracepoint's overhead).
  *
- * Prints one line:
+ * Prints the CPUs it picked (tlbie_pick_cpus()), then one line:
  *   bench: <workload>[_<MiB>M]_<threads>t[_<W>p] iters=N ns=N
  *   [chase_before_ns=N.N chase_after_ns=N.N] spread=N global=N ...
  * ns is the sum over the iterations and times only the operation that
@@ -58,20 +58,19 @@
  * "counts=none (why)" stands
  * in place of the counts where the powerpc:tlbie tracepoint cannot be
  * used, and "skipped=why" for the whole line where the workload cannot
- * run. Counts are what the kernel issued on all CPUs meanwhile; times
+ * run. Counts are what the kernel issued on all CPUs meanwhile, for all
+ * processes (TLBIE_SCOPE_SYSTEM: per task, the tlbiel that IPIs make other
+ * CPUs issue would be missed, and so would the children's flushes); times
  * mean something only on real hardware (under QEMU TCG they measure the
  * emulator).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/wait.h>
@@ -86,7 +85,6 @@
 #endif
 
 #define THP		"/sys/kernel/mm/transparent_hugepage/"
-#define MAX_CPUS	1024
 
 struct bench {
 	unsigned long mib, pages;	/* pages: -w */
@@ -99,7 +97,7 @@ struct bench {
 
 static unsigned long page_size, pmd_size;
 static int counting;		/* the powerpc:tlbie tracepoint is used */
-static int all_cpus[MAX_CPUS], nr_cpus;
+static int *usable, nr_usable;	/* the CPUs this process may use */
 
 static unsigned long long now_ns(void)
 {
@@ -120,74 +118,13 @@ static int count_stop(struct tlbie_counts *c)
 	return counting ? tlbie_count_stop(c) : 0;
 }
 
-/* Bind the caller to @cpu, or to every online CPU if @cpu < 0. */
-static int bind_cpus(int cpu)
-{
-	cpu_set_t mask;
-	int i;
-
-	CPU_ZERO(&mask);
-	for (i = 0; i < nr_cpus; i++)
-		if (cpu < 0 || all_cpus[i] == cpu)
-			CPU_SET(all_cpus[i], &mask);
-	return sched_setaffinity(0, sizeof(mask), &mask);
-}
-
-static long core_of(int cpu)
-{
-	char path[96];
-	long core;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
-	if (read_long(path, &core, 10))
-		return -1;
-	return core;
-}
-
-/* An online CPU on another core than @cpu if there is one (SMT threads share a TLB). */
-static int other_cpu(int cpu)
-{
-	int i, fallback = -1;
-
-	for (i = 0; i < nr_cpus; i++) {
-		if (all_cpus[i] == cpu)
-			continue;
-		if (fallback < 0)
-			fallback = all_cpus[i];
-		if (core_of(all_cpus[i]) != core_of(cpu))
-			return all_cpus[i];
-	}
-	return fallback;
-}
-
-/*
- * Attached at a page-table boundary: where the kernel would place it
- * depends on ASLR, and so would the number of page tables it spans.
- */
+/* Attached at a page-table boundary (tlbie_shm_attach()), and filled */
 static void *shm_attach_filled(size_t size)
 {
-	void *addr;
-	int id;
+	void *addr = tlbie_shm_attach(size);
 
-	addr = mmap(NULL, size + TLBIE_PMD_SPAN, PROT_NONE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (addr == MAP_FAILED) {
-		perror("mmap");
-		return NULL;
-	}
-	munmap(addr, size + TLBIE_PMD_SPAN);
-	id = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
-	if (id < 0) {
-		perror("shmget");
-		return NULL;
-	}
-	addr = shmat(id, tlbie_pmd_align(addr), 0);
-	shmctl(id, IPC_RMID, NULL);
-	if (addr == (void *)-1) {
-		perror("shmat");
-		return NULL;
-	}
-	memset(addr, 0x5a, size);
+	if (addr)
+		memset(addr, 0x5a, size);
 	return addr;
 }
 
@@ -295,7 +232,7 @@ static void child(struct bench *b, int work)
 {
 	char *map;
 
-	bind_cpus(-1);
+	tlbie_bind_cpus(usable, nr_usable);
 	if (work) {
 		map = tlbie_map_filled(b->size);
 		if (!map || mprotect(map, b->size / 2, PROT_READ) ||
@@ -333,19 +270,6 @@ static int run_fork(struct bench *b, struct tlbie_counts *c, int how)
 	return 0;
 }
 
-static int thp_mode(void)
-{
-	char buf[128];
-	size_t len;
-
-	if (read_file(THP "enabled", buf, sizeof(buf) - 1, &len))
-		return -1;
-	buf[len] = '\0';
-	if (strstr(buf, "[always]"))
-		return 2;
-	return strstr(buf, "[madvise]") ? 1 : 0;
-}
-
 static unsigned long anon_huge_kb(void)
 {
 	unsigned long kb = 0;
@@ -379,7 +303,7 @@ static char *map_thp_range(size_t size, int huge, int *nohuge, char **base, size
 	if (*base == MAP_FAILED)
 		return NULL;
 	p = (char *)(((unsigned long)*base + pmd_size - 1) & ~(pmd_size - 1));
-	*nohuge = !huge && thp_mode() == 2;
+	*nohuge = !huge && tlbie_thp_mode("enabled") == 2;
 	if ((huge && madvise(p, size, MADV_HUGEPAGE)) ||
 	    (*nohuge && madvise(p, size, MADV_NOHUGEPAGE))) {
 		munmap(*base, *len);
@@ -393,50 +317,20 @@ static const char * const khugepaged_knobs[] = {
 	"scan_sleep_millisecs", "alloc_sleep_millisecs", "pages_to_scan",
 };
 
-static char khugepaged_saved[3][32];
-static int khugepaged_changed;
-
-static void khugepaged_restore(void)
-{
-	char path[128];
-	int i;
-
-	for (i = 0; i < khugepaged_changed; i++) {
-		snprintf(path, sizeof(path), THP "khugepaged/%s", khugepaged_knobs[i]);
-		write_file(path, khugepaged_saved[i], strlen(khugepaged_saved[i]));
-	}
-	khugepaged_changed = 0;
-}
-
-static void khugepaged_restore_signal(int sig)
-{
-	khugepaged_restore();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* khugepaged scanning every 10 ms until khugepaged_restore() (at exit) */
+/* khugepaged scanning every 10 ms until the test ends (tlbie_write_restored()) */
 static int khugepaged_fast(void)
 {
 	static const char * const fast[] = { "10", "10", "4096" };
+	static bool done;
 	char path[128];
-	size_t len;
 	int i;
 
-	if (khugepaged_changed)
-		return 0;
-	atexit(khugepaged_restore);
-	signal(SIGINT, khugepaged_restore_signal);
-	signal(SIGTERM, khugepaged_restore_signal);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; !done && i < 3; i++) {
 		snprintf(path, sizeof(path), THP "khugepaged/%s", khugepaged_knobs[i]);
-		if (read_file(path, khugepaged_saved[i], sizeof(khugepaged_saved[i]) - 1, &len))
+		if (tlbie_write_restored(path, fast[i]))
 			return -1;
-		khugepaged_saved[i][len] = '\0';
-		if (write_file(path, fast[i], strlen(fast[i])))
-			return -1;
-		khugepaged_changed = i + 1;
 	}
+	done = true;
 	return 0;
 }
 
@@ -513,11 +407,13 @@ static int run_thp_mprotect(struct bench *b, struct tlbie_counts *c, int split)
 static void *stack_toucher(void *arg)
 {
 	const struct bench *b = arg;
-	volatile char *stack = alloca(b->pages * page_size);
+	char *stack = alloca(b->pages * page_size);
 	unsigned long i;
 
 	for (i = 0; i < b->pages; i++)
 		stack[i * page_size] = 1;
+	/* Keep the stores: nothing reads them */
+	__asm__ __volatile__("" : : "r"(stack) : "memory");
 	return NULL;
 }
 
@@ -575,19 +471,10 @@ static int run_shm_sparse(struct bench *b, struct tlbie_counts *c, int unused)
 	unsigned long long t;
 	size_t off, i;
 	char *p;
-	int id, rc;
+	int rc;
 
-	p = mmap(NULL, b->size + TLBIE_PMD_SPAN, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return -1;
-	munmap(p, b->size + TLBIE_PMD_SPAN);
-	id = shmget(IPC_PRIVATE, b->size, IPC_CREAT | 0600);
-	if (id < 0)
-		return -1;
-	p = shmat(id, tlbie_pmd_align(p), 0);
-	shmctl(id, IPC_RMID, NULL);
-	if (p == (void *)-1)
+	p = tlbie_shm_attach(b->size);
+	if (!p)
 		return -1;
 	for (off = 0; off < b->size; off += TLBIE_PMD_SPAN)
 		for (i = 0; i < b->pages && i * page_size < TLBIE_PMD_SPAN; i++)
@@ -724,8 +611,8 @@ int main(int argc, char *argv[])
 	struct tlbie_sibling sibling;
 	const char *why = NULL;
 	char label[64];
+	int opt, cpus[2];
 	long v;
-	int opt;
 
 	page_size = sysconf(_SC_PAGESIZE);
 	while ((opt = getopt(argc, argv, "nt:i:s:w:x")) != -1) {
@@ -770,13 +657,13 @@ int main(int argc, char *argv[])
 	if (wl->wlabel)
 		snprintf(label + n, sizeof(label) - n, wl->wlabel, b.pages);
 
-	nr_cpus = tlbie_online_cpus(all_cpus, MAX_CPUS);
-	if (nr_cpus < (int)threads) {
+	nr_usable = tlbie_usable_cpus(&usable);
+	if (tlbie_pick_cpus(cpus) < (int)threads) {
 		printf("bench: %s skipped=needs_%lu_cpus\n", label, threads);
 		return 4;
 	}
 	if (wl->thp) {
-		int mode = thp_mode();
+		int mode = tlbie_thp_mode("enabled");
 
 		pmd_size = read_long(THP "hpage_pmd_size", &v, 10) ? 0 : v;
 		if (!pmd_size || mode < 0 || (wl->thp == 2 && mode == 0)) {
@@ -788,14 +675,16 @@ int main(int argc, char *argv[])
 	}
 	b.size = b.mib << 20;
 
-	if (bind_cpus(all_cpus[0])) {
+	if (tlbie_bind_cpu(cpus[0])) {
 		perror("sched_setaffinity");
 		return 1;
 	}
-	if (threads == 2 && tlbie_sibling_start(&sibling, other_cpu(all_cpus[0]))) {
+	if (threads == 2 && tlbie_sibling_start(&sibling, cpus[1])) {
 		fprintf(stderr, "tlbie_bench: cannot start the second thread\n");
 		return 1;
 	}
+	/* Every process, every CPU: children, and IPIs' tlbiel on other CPUs */
+	tlbie_count_set_scope(TLBIE_SCOPE_SYSTEM);
 	if (use_counts)
 		why = tlbie_count_unavailable();
 	else

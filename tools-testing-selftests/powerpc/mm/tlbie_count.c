@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Count TLB invalidations through the powerpc:tlbie tracepoint: one counting
- * perf event per filter and online CPU, system wide.
+ * Count TLB invalidations through the powerpc:tlbie tracepoint: one
+ * counting perf event per filter, for this process's threads or on every
+ * online CPU (enum tlbie_scope).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,6 @@
 
 #define TLBIE_ID_PATH	"/sys/kernel/tracing/events/powerpc/tlbie/id"
 #define TLBIE_ID_PATH2	"/sys/kernel/debug/tracing/events/powerpc/tlbie/id"
-#define MAX_CPUS	1024
 
 /*
  * RB bits 10-11 are IS: 0 flushes one page, 1 the whole PID. RS bits 0-31
@@ -33,6 +34,17 @@
  * whole-PID flush invalidates the page at (1 << 52) - 1.
  */
 #define DUMMY_VA	"rb >= 0xffffffffff000 && rb < 0x10000000000000"
+
+/*
+ * Process-scoped translations of the host: lpid == 0 && prs == 1, and no
+ * LPID in RS bits 32-63 (IBM numbering), where a KVM host that flushes
+ * for a guest (H_RPT_INVALIDATE) puts the guest's LPID, and traces
+ * lpid == 0.
+ */
+#define HOST		"lpid == 0 && prs == 1 && !(rs & 0xffffffff) && "
+
+/* RS holds the PID from this bit up */
+#define RS_PID_SHIFT	32
 
 enum {
 	F_GLOBAL,
@@ -44,25 +56,49 @@ enum {
 	F_PID0_TLB,
 	F_PID0_DUMMY,
 	F_DUMMY,
+	F_PWC,
 	NR_FILTERS
 };
 
 static const char * const filters[NR_FILTERS] = {
-	[F_GLOBAL]	= "local == 0",
-	[F_GLOBAL_PID]	= "local == 0 && rb & 1024",
-	[F_LOCAL]	= "local == 1",
-	[F_LOCAL_PID]	= "local == 1 && rb & 1024",
-	[F_PID0]	= "local == 0 && rs == 0",
-	[F_PID0_PID]	= "local == 0 && rs == 0 && rb & 1024",
-	[F_PID0_TLB]	= "local == 0 && rs == 0 && ric == 0",
-	[F_PID0_DUMMY]	= "local == 0 && rs == 0 && " DUMMY_VA,
-	[F_DUMMY]	= "local == 0 && rs != 0 && " DUMMY_VA,
+	[F_GLOBAL]	= HOST "local == 0",
+	[F_GLOBAL_PID]	= HOST "local == 0 && rb & 1024",
+	[F_LOCAL]	= HOST "local == 1",
+	[F_LOCAL_PID]	= HOST "local == 1 && rb & 1024",
+	[F_PID0]	= HOST "local == 0 && rs == 0",
+	[F_PID0_PID]	= HOST "local == 0 && rs == 0 && rb & 1024",
+	[F_PID0_TLB]	= HOST "local == 0 && rs == 0 && ric == 0",
+	[F_PID0_DUMMY]	= HOST "local == 0 && rs == 0 && " DUMMY_VA,
+	[F_DUMMY]	= HOST "local == 0 && rs != 0 && " DUMMY_VA,
+	[F_PWC]		= HOST "rs != 0 && ric != 0",
 };
 
-static int *fds;
-static int nr_fds;
+/* TLBIE_SCOPE_MM: this process's tlbiel on every CPU; "%llx" is its RS */
+enum { F_MM_LOCAL, F_MM_LOCAL_PID, NR_MM_FILTERS };
 
+static const char * const mm_filters[NR_MM_FILTERS] = {
+	[F_MM_LOCAL]		= HOST "local == 1 && rs == 0x%llx",
+	[F_MM_LOCAL_PID]	= HOST "local == 1 && rs == 0x%llx && rb & 1024",
+};
+
+/* Groups of per_group events, leader first: one per CPU, or one per task */
+struct counter_set {
+	int *fds;
+	unsigned long long *base;	/* the values at tlbie_count_start() */
+	int nr;				/* events open */
+	int per_group;
+};
+
+static struct counter_set main_set, mm_set;
+static enum tlbie_scope scope;
+static bool opened;
 static const char *why_not;
+static char why_buf[320];
+
+void tlbie_count_set_scope(enum tlbie_scope s)
+{
+	scope = s;
+}
 
 static long tracepoint_id(void)
 {
@@ -74,89 +110,436 @@ static long tracepoint_id(void)
 	return -1;
 }
 
-/* Parse /sys/devices/system/cpu/online ("0-3,6"): counting must see every CPU. */
-int tlbie_online_cpus(int *cpus, int max)
+/* Why perf_event_open() or a filter failed with @err */
+static const char *explain(const char *what, int err, bool system_wide)
 {
-	char buf[4096], *p;
-	size_t len;
-	int n = 0;
+	long paranoid = 99;
 
-	if (read_file("/sys/devices/system/cpu/online", buf, sizeof(buf) - 1, &len))
-		return -1;
-	buf[len] = '\0';
-	for (p = buf; *p && *p != '\n';) {
-		long lo = strtol(p, &p, 10), hi = lo;
-
-		if (*p == '-')
-			hi = strtol(p + 1, &p, 10);
-		for (; lo <= hi && n < max; lo++)
-			cpus[n++] = lo;
-		if (*p == ',')
-			p++;
-		else if (*p && *p != '\n')
-			return -1;
+	read_long("/proc/sys/kernel/perf_event_paranoid", &paranoid, 10);
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		snprintf(why_buf, sizeof(why_buf),
+			 "%s %s: %s (kernel.perf_event_paranoid is %ld: counting a kernel tracepoint needs <= 1 for a task, <= 0 on every CPU, or CAP_PERFMON)",
+			 what, system_wide ? "on every CPU" : "for this process",
+			 strerror(err), paranoid);
+		break;
+	case EMFILE:
+	case ENFILE:
+		snprintf(why_buf, sizeof(why_buf),
+			 "%s: %s (RLIMIT_NOFILE too low for %d events per CPU)",
+			 what, strerror(err), NR_FILTERS);
+		break;
+	case ENOENT:
+	case ENODEV:
+	case EOPNOTSUPP:
+		snprintf(why_buf, sizeof(why_buf), "%s: %s (no perf support for tracepoints?)",
+			 what, strerror(err));
+		break;
+	default:
+		snprintf(why_buf, sizeof(why_buf), "%s: %s", what, strerror(err));
+		break;
 	}
-	return n;
+	return why_buf;
 }
 
-static int open_all(long id)
+static int perf_open(long id, pid_t pid, int cpu, int group, const char *filter)
 {
-	int cpus[MAX_CPUS], nr_cpus, i, f;
 	struct perf_event_attr attr;
-	struct rlimit rl;
-
-	nr_cpus = tlbie_online_cpus(cpus, MAX_CPUS);
-	if (nr_cpus <= 0)
-		return -1;
-
-	/* NR_FILTERS descriptors per CPU: raise the soft limit on big machines */
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	fds = calloc((size_t)nr_cpus * NR_FILTERS, sizeof(*fds));
-	if (!fds)
-		return -1;
+	int fd;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.type = PERF_TYPE_TRACEPOINT;
 	attr.size = sizeof(attr);
 	attr.config = id;
+	attr.disabled = group < 0;
+	/* Per task: the threads it creates from now on too */
+	attr.inherit = pid == 0;
+	fd = syscall(__NR_perf_event_open, &attr, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		why_not = explain("perf_event_open of powerpc:tlbie", errno, pid != 0);
+		return -1;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter)) {
+		fprintf(stderr, "tlbie_count: filter \"%s\": %s\n", filter, strerror(errno));
+		why_not = explain("tracepoint filter rejected", errno, pid != 0);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
 
-	/*
-	 * One group per CPU, so its counters start and stop together and one
-	 * CPU's counts are consistent with each other.
-	 */
-	for (i = 0; i < nr_cpus; i++) {
+static void close_set(struct counter_set *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr; i++)
+		close(s->fds[i]);
+	free(s->fds);
+	free(s->base);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * Open groups of @nr_filters events with the filters @f: one group on
+ * each of the @nr_cpus CPUs @cpus (every process), or without @cpus one
+ * for the calling thread (pid 0, any CPU), inherited by the threads it
+ * creates. A filter's "%llx" is replaced by @rs.
+ */
+static int open_set(struct counter_set *s, long id, const char * const *f, int nr_filters,
+		    const int *cpus, int nr_cpus, unsigned long long rs)
+{
+	int groups = cpus ? nr_cpus : 1, g, i;
+	char filter[256];
+
+	s->per_group = nr_filters;
+	s->fds = calloc((size_t)groups * nr_filters, sizeof(*s->fds));
+	s->base = calloc((size_t)groups * nr_filters, sizeof(*s->base));
+	if (!s->fds || !s->base) {
+		why_not = "out of memory";
+		return -1;
+	}
+	for (g = 0; g < groups; g++) {
 		int leader = -1;
 
-		for (f = 0; f < NR_FILTERS; f++) {
+		for (i = 0; i < nr_filters; i++) {
 			int fd;
 
-			attr.disabled = leader < 0;
-			fd = syscall(__NR_perf_event_open, &attr, -1, cpus[i], leader,
-				     PERF_FLAG_FD_CLOEXEC);
-			if (fd < 0) {
-				if (errno == EACCES || errno == EPERM)
-					why_not = "perf_event_open of powerpc:tlbie not permitted";
-				else if (errno == EMFILE)
-					why_not = "too many CPUs for RLIMIT_NOFILE";
-				else
-					why_not = "perf_event_open of powerpc:tlbie failed";
+			snprintf(filter, sizeof(filter), f[i], rs);
+			fd = perf_open(id, cpus ? -1 : 0, cpus ? cpus[g] : -1, leader, filter);
+			if (fd < 0)
 				return -1;
-			}
-			fds[nr_fds++] = fd;
+			s->fds[s->nr++] = fd;
 			if (leader < 0)
 				leader = fd;
-			if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filters[f])) {
-				fprintf(stderr, "tlbie_count: filter \"%s\": %s\n",
-					filters[f], strerror(errno));
-				why_not = "tracepoint filter rejected";
-				return -1;
-			}
 		}
 	}
 	return 0;
+}
+
+/* @request on every group of @s */
+static int ioctl_set(struct counter_set *s, unsigned long request)
+{
+	int i;
+
+	for (i = 0; i < s->nr; i += s->per_group)
+		if (ioctl(s->fds[i], request, PERF_IOC_FLAG_GROUP))
+			return -1;
+	return 0;
+}
+
+/*
+ * Read every event of @s; with @diff, what it counted since @s->base,
+ * else store it as @s->base. An inherited event keeps what threads that
+ * exited counted (in child_count) across PERF_EVENT_IOC_RESET, so counts
+ * are taken as differences rather than reset.
+ */
+static int read_set(struct counter_set *s, unsigned long long *sum, bool diff)
+{
+	int i;
+
+	for (i = 0; i < s->nr; i++) {
+		unsigned long long v;
+
+		if (read(s->fds[i], &v, sizeof(v)) != sizeof(v))
+			return -1;
+		if (diff)
+			sum[i % s->per_group] += v - s->base[i];
+		else
+			s->base[i] = v;
+	}
+	return 0;
+}
+
+/* Parse a CPU list such as "0-3,6\n" into *@cpus (malloc()ed); count or -1 */
+static int parse_cpu_list(const char *p, int **cpus)
+{
+	int *list = NULL, n = 0, size = 0;
+
+	while (*p && *p != '\n') {
+		long lo, hi;
+		char *end;
+
+		lo = strtol(p, &end, 10);
+		if (end == p || lo < 0)
+			goto bad;
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			hi = strtol(p + 1, &end, 10);
+			if (end == p + 1 || hi < lo)
+				goto bad;
+			p = end;
+		}
+		for (; lo <= hi; lo++) {
+			if (n == size) {
+				int *bigger;
+
+				size = size ? 2 * size : 64;
+				bigger = realloc(list, size * sizeof(*list));
+				if (!bigger)
+					goto bad;
+				list = bigger;
+			}
+			list[n++] = lo;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			goto bad;
+	}
+	*cpus = list;
+	return n;
+bad:
+	free(list);
+	return -1;
+}
+
+/* /sys/devices/system/cpu/online, of any length */
+static int online_cpus(int **cpus)
+{
+	char *buf, *text;
+	size_t len;
+	int n;
+
+	if (read_file_alloc("/sys/devices/system/cpu/online", &buf, &len))
+		return -1;
+	text = realloc(buf, len + 1);
+	if (!text) {
+		free(buf);
+		return -1;
+	}
+	text[len] = '\0';
+	n = parse_cpu_list(text, cpus);
+	free(text);
+	return n;
+}
+
+/* The caller's affinity mask, as large as the kernel's; NULL on error */
+static cpu_set_t *affinity(size_t *size)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	for (n = n > 0 ? n : 1024; n <= (1L << 22); n *= 2) {
+		cpu_set_t *set = CPU_ALLOC(n);
+
+		if (!set)
+			return NULL;
+		*size = CPU_ALLOC_SIZE(n);
+		if (!sched_getaffinity(0, *size, set))
+			return set;
+		CPU_FREE(set);
+		if (errno != EINVAL)
+			return NULL;
+	}
+	return NULL;
+}
+
+int tlbie_usable_cpus(int **cpus)
+{
+	cpu_set_t *allowed;
+	int *online, n, i, nr = 0;
+	size_t size;
+
+	n = online_cpus(&online);
+	if (n < 0)
+		return -1;
+	allowed = affinity(&size);
+	if (!allowed) {
+		free(online);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (CPU_ISSET_S(online[i], size, allowed))
+			online[nr++] = online[i];
+	CPU_FREE(allowed);
+	*cpus = online;
+	return nr;
+}
+
+/*
+ * The core of @cpu, -1 if sysfs does not say. On powerpc, core_id is the
+ * core's number in the device tree, unique in the system.
+ */
+static long core_of(int cpu)
+{
+	char path[96];
+	long core;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+	if (read_long(path, &core, 10) || core < 0)
+		return -1;
+	return core;
+}
+
+int tlbie_pick_cpus(int cpus[2])
+{
+	int *usable, nr, i, n = 0;
+	long core = -1;
+
+	nr = tlbie_usable_cpus(&usable);
+	if (nr < 0)
+		return -1;
+	if (nr > 0) {
+		cpus[n++] = usable[0];
+		core = core_of(usable[0]);
+	}
+	for (i = 1; i < nr; i++) {
+		long other = core_of(usable[i]);
+
+		if (n == 1)
+			cpus[n++] = usable[i];
+		if (core >= 0 && other >= 0 && other != core) {
+			cpus[1] = usable[i];
+			break;
+		}
+	}
+	free(usable);
+	if (n == 2)
+		printf("CPUs %d (core %ld) and %d (core %ld) of %d usable\n", cpus[0],
+		       core_of(cpus[0]), cpus[1], core_of(cpus[1]), nr);
+	return n;
+}
+
+int tlbie_bind_cpus(const int *cpus, int nr)
+{
+	int i, max = 0, rc;
+	cpu_set_t *set;
+	size_t size;
+
+	for (i = 0; i < nr; i++)
+		if (cpus[i] > max)
+			max = cpus[i];
+	set = CPU_ALLOC(max + 1);
+	if (!set)
+		return -1;
+	size = CPU_ALLOC_SIZE(max + 1);
+	CPU_ZERO_S(size, set);
+	for (i = 0; i < nr; i++)
+		CPU_SET_S(cpus[i], size, set);
+	rc = sched_setaffinity(0, size, set);
+	CPU_FREE(set);
+	return rc ? -1 : 0;
+}
+
+int tlbie_bind_cpu(int cpu)
+{
+	return tlbie_bind_cpus(&cpu, 1);
+}
+
+/*
+ * One flush of this process's: a page made read-only (no other CPU need
+ * see it; where it is global, so much the better).
+ */
+static int flush_one_page(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *p;
+	int rc;
+
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	p[0] = 1;
+	rc = mprotect(p, page, PROT_READ);
+	munmap(p, page);
+	return rc;
+}
+
+/*
+ * The RS value of this process's flushes, for TLBIE_SCOPE_MM filters:
+ * count one flush of ours with a counter per bit of the PID, each bit set
+ * in every flush seen or in none. Noise (an IPI for another mm taken
+ * meanwhile) mixes PIDs, and is measured again.
+ */
+#define PID_BITS	32
+
+static int learn_rs(long id, unsigned long long *rs)
+{
+	int fds[PID_BITS + 1], tries, i, n;
+	char filter[128];
+
+	for (tries = 0; tries < TLBIE_TRIES; tries++) {
+		unsigned long long v[PID_BITS + 1];
+		bool mixed = false;
+
+		*rs = 0;
+		n = 0;
+		for (i = 0; i <= PID_BITS; i++) {
+			if (i == 0)
+				snprintf(filter, sizeof(filter), HOST "rs != 0");
+			else
+				snprintf(filter, sizeof(filter), HOST "rs & 0x%llx",
+					 1ULL << (RS_PID_SHIFT + i - 1));
+			fds[n] = perf_open(id, 0, -1, n ? fds[0] : -1, filter);
+			if (fds[n] < 0)
+				goto out;
+			n++;
+		}
+		if (ioctl(fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) ||
+		    flush_one_page() ||
+		    ioctl(fds[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP))
+			goto out;
+		for (i = 0; i <= PID_BITS; i++)
+			if (read(fds[i], &v[i], sizeof(v[i])) != sizeof(v[i]))
+				goto out;
+		for (i = 1; i <= PID_BITS; i++) {
+			if (v[i] == v[0])
+				*rs |= 1ULL << (RS_PID_SHIFT + i - 1);
+			else if (v[i])
+				mixed = true;
+		}
+		for (i = 0; i < n; i++)
+			close(fds[i]);
+		n = 0;
+		if (v[0] && *rs && !mixed) {
+			printf("this process flushes with rs=%#llx (PID %llu)\n", *rs,
+			       *rs >> RS_PID_SHIFT);
+			return 0;
+		}
+	}
+	why_not = "cannot tell this process's PID from the flushes it issues";
+	return -1;
+out:
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	if (!why_not)
+		why_not = "cannot count this process's flushes";
+	return -1;
+}
+
+static int open_all(long id)
+{
+	int *cpus = NULL, nr_cpus = 0, rc = -1;
+	unsigned long long rs = 0;
+	struct rlimit rl;
+
+	if (scope != TLBIE_SCOPE_TASK) {
+		nr_cpus = online_cpus(&cpus);
+		if (nr_cpus <= 0) {
+			why_not = "cannot read /sys/devices/system/cpu/online";
+			return -1;
+		}
+		/* Descriptors per CPU: raise the soft limit on big machines */
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+
+	if (scope == TLBIE_SCOPE_MM &&
+	    (learn_rs(id, &rs) ||
+	     open_set(&mm_set, id, mm_filters, NR_MM_FILTERS, cpus, nr_cpus, rs)))
+		goto out;
+	/* Per task but for TLBIE_SCOPE_SYSTEM */
+	if (scope != TLBIE_SCOPE_SYSTEM) {
+		free(cpus);
+		cpus = NULL;
+	}
+	rc = open_set(&main_set, id, filters, NR_FILTERS, cpus, nr_cpus, 0);
+out:
+	free(cpus);
+	return rc;
 }
 
 const char *tlbie_count_unavailable(void)
@@ -164,58 +547,47 @@ const char *tlbie_count_unavailable(void)
 	bool hash;
 	long id;
 
-	if (fds)
+	if (opened)
 		return why_not;
-	if (getuid() != 0)
-		return (why_not = "must be root to count tlbie system wide");
+	opened = true;
 	if (using_hash_mmu(&hash) || hash)
 		return (why_not = "radix MMU not in use");
 	id = tracepoint_id();
-	if (id < 0)
-		return (why_not = "no powerpc:tlbie tracepoint (tracefs, EVENT_TRACING)");
+	if (id < 0) {
+		snprintf(why_buf, sizeof(why_buf),
+			 "cannot read the powerpc:tlbie tracepoint's id: %s (tracefs mounted and readable? CONFIG_EVENT_TRACING?)",
+			 strerror(errno));
+		return (why_not = why_buf);
+	}
 	if (open_all(id)) {
-		tlbie_count_close();
-		fds = calloc(1, sizeof(*fds));	/* remember the failure */
+		close_set(&main_set);
+		close_set(&mm_set);
 		return why_not;
 	}
 	return NULL;
-}
-
-/* @request on every CPU's group */
-static int ioctl_all(unsigned long request)
-{
-	int i;
-
-	for (i = 0; i < nr_fds; i += NR_FILTERS)
-		if (ioctl(fds[i], request, PERF_IOC_FLAG_GROUP))
-			return -1;
-	return 0;
 }
 
 int tlbie_count_start(void)
 {
 	if (tlbie_count_unavailable())
 		return -1;
-	if (ioctl_all(PERF_EVENT_IOC_RESET))
+	if (read_set(&main_set, NULL, false) || read_set(&mm_set, NULL, false))
 		return -1;
-	return ioctl_all(PERF_EVENT_IOC_ENABLE);
+	if (ioctl_set(&mm_set, PERF_EVENT_IOC_ENABLE))
+		return -1;
+	return ioctl_set(&main_set, PERF_EVENT_IOC_ENABLE);
 }
 
 int tlbie_count_stop(struct tlbie_counts *c)
 {
-	unsigned long long sum[NR_FILTERS] = { 0 };
+	unsigned long long sum[NR_FILTERS] = { 0 }, mm[NR_MM_FILTERS] = { 0 };
 	unsigned long long dups, user_seqs;
-	int i;
 
-	if (ioctl_all(PERF_EVENT_IOC_DISABLE))
+	if (ioctl_set(&main_set, PERF_EVENT_IOC_DISABLE) ||
+	    ioctl_set(&mm_set, PERF_EVENT_IOC_DISABLE))
 		return -1;
-	for (i = 0; i < nr_fds; i++) {
-		unsigned long long v;
-
-		if (read(fds[i], &v, sizeof(v)) != sizeof(v))
-			return -1;
-		sum[i % NR_FILTERS] += v;
-	}
+	if (read_set(&main_set, sum, true) || read_set(&mm_set, mm, true))
+		return -1;
 
 	/*
 	 * PID 0 tlbies are not for user PIDs: kernel flushes (RIC_FLUSH_ALL,
@@ -241,18 +613,18 @@ int tlbie_count_stop(struct tlbie_counts *c)
 	c->global_page = c->global > c->global_pid ? c->global - c->global_pid : 0;
 	c->local = sum[F_LOCAL];
 	c->local_pid = sum[F_LOCAL_PID];
+	c->pwc = sum[F_PWC];
+	c->mm_local = mm[F_MM_LOCAL];
+	c->mm_local_pid = mm[F_MM_LOCAL_PID];
 	return 0;
 }
 
 void tlbie_count_close(void)
 {
-	int i;
-
-	for (i = 0; i < nr_fds; i++)
-		close(fds[i]);
-	free(fds);
-	fds = NULL;
-	nr_fds = 0;
+	close_set(&main_set);
+	close_set(&mm_set);
+	opened = false;
+	why_not = NULL;
 }
 
 /* The " key=value" fields of @c and the end of the line */
@@ -261,7 +633,11 @@ void tlbie_counts_print_fields(const struct tlbie_counts *c)
 	printf(" global=%llu global_pid=%llu global_page=%llu",
 	       c->global, c->global_pid, c->global_page);
 	printf(" local=%llu local_pid=%llu fixup=%llu", c->local, c->local_pid, c->fixup);
-	printf(" raw_global=%llu raw_global_pid=%llu\n", c->raw_global, c->raw_global_pid);
+	printf(" raw_global=%llu raw_global_pid=%llu", c->raw_global, c->raw_global_pid);
+	printf(" pwc=%llu", c->pwc);
+	if (scope == TLBIE_SCOPE_MM)
+		printf(" mm_local=%llu mm_local_pid=%llu", c->mm_local, c->mm_local_pid);
+	printf("\n");
 	fflush(stdout);
 }
 
@@ -270,6 +646,14 @@ void tlbie_counts_print(const char *label, const struct tlbie_counts *c)
 {
 	printf("tlbie: %s", label);
 	tlbie_counts_print_fields(c);
+}
+
+bool tlbie_measure_again(enum tlbie_verdict v, int *tries)
+{
+	if (v != TLBIE_TOO_MANY || ++*tries >= TLBIE_TRIES)
+		return false;
+	printf("more than expected: measuring again (%d of %d)\n", *tries + 1, TLBIE_TRIES);
+	return true;
 }
 
 const char * const tlbie_op_name[NR_TLBIE_OPS] = {
@@ -310,21 +694,38 @@ char *tlbie_map_shared(size_t len, int nr)
 	return p;
 }
 
-int tlbie_count_shmdt(size_t size, struct tlbie_counts *c, void **addr)
+void *tlbie_shm_attach(size_t size)
 {
+	void *addr;
 	int id;
 
+	/* Find room, give it back, attach there: nothing else maps meanwhile */
+	addr = mmap(NULL, size + TLBIE_PMD_SPAN, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (addr == MAP_FAILED) {
+		perror("mmap");
+		return NULL;
+	}
+	munmap(addr, size + TLBIE_PMD_SPAN);
 	id = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
 	if (id < 0) {
 		perror("shmget");
-		return -1;
+		return NULL;
 	}
-	*addr = shmat(id, NULL, 0);
+	addr = shmat(id, tlbie_pmd_align(addr), 0);
 	shmctl(id, IPC_RMID, NULL);
-	if (*addr == (void *)-1) {
+	if (addr == (void *)-1) {
 		perror("shmat");
-		return -1;
+		return NULL;
 	}
+	return addr;
+}
+
+int tlbie_count_shmdt(size_t size, struct tlbie_counts *c, void **addr)
+{
+	*addr = tlbie_shm_attach(size);
+	if (!*addr)
+		return -1;
 	memset(*addr, 0x5a, size);
 
 	if (tlbie_count_start())
@@ -382,7 +783,7 @@ int tlbie_count_op_global(enum tlbie_op op, unsigned long pages, struct tlbie_co
 
 	do
 		rc = tlbie_count_op(op, pages, c);
-	while (!rc && c->local && ++tries < 3);
+	while (!rc && c->local && ++tries < TLBIE_TRIES);
 	return rc;
 }
 
@@ -398,11 +799,96 @@ const char *tlbie_global_unavailable(void)
 	return NULL;
 }
 
+int tlbie_thp_mode(const char *file)
+{
+	char path[128], buf[128];
+	size_t len;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/%s", file);
+	if (read_file(path, buf, sizeof(buf) - 1, &len))
+		return -1;
+	buf[len] = '\0';
+	if (strstr(buf, "[always]") || strstr(buf, "[force]"))
+		return 2;
+	if (strstr(buf, "[madvise]") || strstr(buf, "[advise]") || strstr(buf, "[within_size]"))
+		return 1;
+	return 0;
+}
+
+#define MAX_RESTORED	8
+
+static struct restored {
+	char path[128];
+	char text[32];
+} restored[MAX_RESTORED];
+static int nr_restored;
+static bool restore_registered;
+
+/* Only what a signal handler may call */
+static void write_back(void)
+{
+	int i, fd;
+
+	for (i = 0; i < nr_restored; i++) {
+		fd = open(restored[i].path, O_WRONLY);
+		if (fd < 0)
+			continue;
+		if (write(fd, restored[i].text, strlen(restored[i].text)) < 0)
+			;	/* nothing more a signal handler can do */
+		close(fd);
+	}
+}
+
+void tlbie_restore_files(void)
+{
+	write_back();
+	nr_restored = 0;
+}
+
+static void restore_and_die(int sig)
+{
+	write_back();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int tlbie_write_restored(const char *path, const char *text)
+{
+	struct restored *r;
+	size_t len;
+	int i;
+
+	for (i = 0; i < nr_restored; i++)
+		if (!strcmp(restored[i].path, path))
+			break;
+	if (i == nr_restored) {
+		if (nr_restored == MAX_RESTORED || strlen(path) >= sizeof(r->path)) {
+			errno = ENOSPC;
+			return -1;
+		}
+		r = &restored[nr_restored];
+		strcpy(r->path, path);
+		if (read_file(path, r->text, sizeof(r->text) - 1, &len))
+			return -1;
+		r->text[len] = '\0';
+		r->text[strcspn(r->text, "\n")] = '\0';
+		if (!restore_registered) {
+			restore_registered = true;
+			atexit(tlbie_restore_files);
+			signal(SIGTERM, restore_and_die);
+			signal(SIGINT, restore_and_die);
+			signal(SIGALRM, restore_and_die);
+		}
+		nr_restored++;
+	}
+	return write_file(path, text, strlen(text));
+}
+
 static void *sibling_fn(void *arg)
 {
 	struct tlbie_sibling *s = arg;
 
-	if (bind_to_cpu(s->cpu) != s->cpu) {
+	if (tlbie_bind_cpu(s->cpu)) {
 		__atomic_store_n(&s->running, -1, __ATOMIC_RELEASE);
 		return NULL;
 	}
@@ -419,9 +905,11 @@ int tlbie_sibling_start(struct tlbie_sibling *s, int cpu)
 	s->running = 0;
 	if (pthread_create(&s->thread, NULL, sibling_fn, s))
 		return -1;
+	/* Until it runs on @cpu, or has given up: -1 ends the wait too */
 	while (!__atomic_load_n(&s->running, __ATOMIC_ACQUIRE))
 		sched_yield();
 	if (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE) < 0) {
+		fprintf(stderr, "tlbie_sibling: cannot bind to CPU %d\n", cpu);
 		pthread_join(s->thread, NULL);
 		return -1;
 	}

@@ -10,9 +10,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The flush ceilings, in pages, under debugfs (read_debugfs_int()) */
+#define TLBIE_GLOBAL_CEILING	"powerpc/tlb_single_page_flush_ceiling"
+#define TLBIE_LOCAL_CEILING	"powerpc/tlb_local_single_page_flush_ceiling"
+
 /*
  * Invalidations seen between tlbie_count_start() and tlbie_count_stop(),
- * on all online CPUs.
+ * of process-scoped translations of the host (lpid == 0, prs == 1: a KVM
+ * host's partition-scoped flushes and those it does for its guests are
+ * left out), in the scope tlbie_count_set_scope() chose.
  *
  * The raw_* fields are what the tracepoint reports. POWER9 has errata
  * work-arounds (fixup_tlbie_*() in radix_tlb.c) that follow each global
@@ -32,9 +38,46 @@ struct tlbie_counts {
 	unsigned long long fixup;	/* left out: PID 0 and POWER9 fix-ups */
 	unsigned long long raw_global;	/* local == 0 */
 	unsigned long long raw_global_pid; /* local == 0 && rb & 1024 */
+	/* of either kind, for user PIDs, that flush the page walk cache too (RIC != 0) */
+	unsigned long long pwc;
+	/* TLBIE_SCOPE_MM only: tlbiel for this process's PID on every CPU */
+	unsigned long long mm_local;
+	unsigned long long mm_local_pid; /* of which whole-PID */
 };
 
-/* NULL when counting works here, else why not (for SKIP_IF_MSG()). */
+/*
+ * What is counted. The tracepoint fires in the context of the task that
+ * issues the invalidation, so counting per task sees every tlbie and
+ * tlbiel a test's own munmap() and the like issue, and nothing other
+ * processes do. It does not see the tlbiel that other CPUs issue in IPI
+ * handlers (mm_cpumask trimming, global flushes with tlbie disabled)
+ * while running something else.
+ */
+enum tlbie_scope {
+	/*
+	 * The thread that opens counting (tlbie_count_unavailable()) and the
+	 * threads it creates from then on (the default)
+	 */
+	TLBIE_SCOPE_TASK,
+	/*
+	 * The same, and in mm_local and mm_local_pid the tlbiel for this
+	 * process's PID on every online CPU, IPI handlers included: where a
+	 * test checks which CPUs a flush reaches (mm_cpumask trimming).
+	 * Needs system-wide counting (perf_event_paranoid <= 0 or
+	 * CAP_PERFMON).
+	 */
+	TLBIE_SCOPE_MM,
+	/* Everything every online CPU issues, for every process (tlbie_bench) */
+	TLBIE_SCOPE_SYSTEM,
+};
+
+/* Before the first tlbie_count_unavailable(): what to count */
+void tlbie_count_set_scope(enum tlbie_scope scope);
+
+/*
+ * NULL when counting works here, else why not (for SKIP_IF_MSG()): it
+ * opens the perf events, and reports why that failed.
+ */
 const char *tlbie_count_unavailable(void);
 
 int tlbie_count_start(void);
@@ -43,6 +86,33 @@ void tlbie_count_close(void);
 void tlbie_counts_print(const char *label, const struct tlbie_counts *c);
 /* The " key=value ..." part of that line, for other line formats */
 void tlbie_counts_print_fields(const struct tlbie_counts *c);
+
+/*
+ * How every test judges counts. Counts only gain from what else runs (a
+ * flush NUMA balancing makes this process issue meanwhile, an IPI for
+ * another mm taken while a thread of ours runs, a batch that a reschedule
+ * point cut in two), they never lose what the kernel issued: a
+ * measurement above its bounds is taken again, up to TLBIE_TRIES times in
+ * all, and one below them fails at once.
+ */
+#define TLBIE_TRIES	3
+
+enum tlbie_verdict {
+	TLBIE_PASS,
+	TLBIE_TOO_FEW,		/* fails */
+	TLBIE_TOO_MANY,		/* fails once TLBIE_TRIES measurements were */
+};
+
+/*
+ * After a measurement judged @v, whether to take it again; *@tries counts
+ * the measurements taken so far, less one (start it at 0):
+ *
+ *	do {
+ *		measure, print, v = judge();
+ *	} while (tlbie_measure_again(v, &tries));
+ *	failed |= v != TLBIE_PASS;
+ */
+bool tlbie_measure_again(enum tlbie_verdict v, int *tries);
 
 /* What a test does to a range of pages: the first three need a flush. */
 enum tlbie_op {
@@ -75,6 +145,14 @@ static inline char *tlbie_pmd_align(void *p)
 char *tlbie_map_shared(size_t len, int nr);
 
 /*
+ * A new SysV shm segment of @size bytes, not yet touched, attached at a
+ * page-table boundary (where the kernel would attach it depends on ASLR,
+ * and so would the number of page tables it spans) and removed once
+ * detached; NULL on failure.
+ */
+void *tlbie_shm_attach(size_t size);
+
+/*
  * Attach a SysV shm segment of @size bytes, fill it, and count the
  * invalidations its detach causes; *@addr is where it was attached.
  */
@@ -92,17 +170,48 @@ int tlbie_count_op(enum tlbie_op op, unsigned long pages, struct tlbie_counts *c
  * every flush should be global. About once per 1073 flushes on a CPU the
  * kernel trims mm_cpumask instead (IPI, tlbiel on each CPU, then a local
  * flush: see tick_and_test_trim_clock()); a measurement that saw tlbiel is
- * such a one, and is taken again, up to 3 times.
+ * such a one, and is taken again, up to TLBIE_TRIES times in all.
  */
 int tlbie_count_op_global(enum tlbie_op op, unsigned long pages, struct tlbie_counts *c);
 
-/* The online CPUs, ascending; returns how many were stored, or -1. */
-int tlbie_online_cpus(int *cpus, int max);
+/*
+ * The CPUs this process may run on (sched_getaffinity()) that are online,
+ * ascending, in *@cpus (free() it); returns how many, or -1.
+ */
+int tlbie_usable_cpus(int **cpus);
 
 /*
- * A thread of the caller's process, bound to @cpu and spinning there, so
- * the mm stays active on that CPU and the kernel must flush globally.
+ * Two of those for a test: cpus[0], and in cpus[1] one on another core
+ * than cpus[0] where the cores' core_id in sysfs tells them apart (the SMT
+ * threads of a core share its TLB, so a flush wrongly kept local to
+ * cpus[0] would still clear cpus[1]'s entries), else any other. Returns
+ * how many it found (fewer than 2: the test skips, "needs two CPUs"), or
+ * -1 on error.
  */
+int tlbie_pick_cpus(int cpus[2]);
+
+/* Bind the calling thread to the @nr CPUs @cpus, or to @cpu; 0 or -1 */
+int tlbie_bind_cpus(const int *cpus, int nr);
+int tlbie_bind_cpu(int cpu);
+
+/*
+ * What /sys/kernel/mm/transparent_hugepage/@file ("enabled",
+ * "shmem_enabled") selects: 2 for "always" or "force", 1 for "madvise",
+ * "advise" or "within_size", 0 for "never" or "deny"; -1 if the kernel has
+ * no such file (no THP).
+ */
+int tlbie_thp_mode(const char *file);
+
+/*
+ * Write @text to the file @path (a debugfs or sysfs knob) after saving
+ * what it holds, unless an earlier call saved it already. What was saved
+ * is written back by tlbie_restore_files(), at exit, and on SIGTERM,
+ * SIGINT and SIGALRM (a harness's timeout), with only open(), write() and
+ * close() in the signal handler. 0, or -1 with errno set.
+ */
+int tlbie_write_restored(const char *path, const char *text);
+void tlbie_restore_files(void);
+
 /*
  * With a sibling running: NULL when a global flush issues tlbie here, else
  * why not (a guest without GTSE flushes through the hypervisor, and
@@ -110,6 +219,12 @@ int tlbie_online_cpus(int *cpus, int max);
  */
 const char *tlbie_global_unavailable(void);
 
+/*
+ * A thread of the caller's process, bound to @cpu and spinning there, so
+ * the mm stays active on that CPU and the kernel must flush globally.
+ * tlbie_sibling_start() returns once the thread runs there, or -1 at once
+ * if it could not bind to @cpu.
+ */
 struct tlbie_sibling {
 	pthread_t thread;
 	int cpu;

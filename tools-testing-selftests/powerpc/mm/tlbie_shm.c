@@ -6,8 +6,9 @@
  *
  * Shared dirty pages make core mm flush at the end of every page table
  * (one PMD), so the detach reaches the arch in batches of PMD_SIZE / page
- * size pages. With -t 2 a second thread spins on another CPU, so the
- * flushes are global (tlbie); with -t 1 they are local (tlbiel).
+ * size pages. With -t 2 a second thread spins on another core, so the
+ * flushes are global (tlbie); with -t 1 they are local (tlbiel). What
+ * this process issues is counted (TLBIE_SCOPE_TASK).
  *
  * With -p, the other side of the trade-off instead: mprotect() to
  * read-only and munmap() of exactly one page table's worth of memory (one
@@ -89,11 +90,11 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "%s: cannot count tlbie: %s\n", argv[0], why);
 		return 4;	/* kselftest skip */
 	}
-	if (tlbie_online_cpus(cpus, 2) < (int)threads) {
-		fprintf(stderr, "%s: -t %lu needs %lu online CPUs\n", argv[0], threads, threads);
+	if (tlbie_pick_cpus(cpus) < (int)threads) {
+		fprintf(stderr, "%s: -t %lu needs %lu CPUs\n", argv[0], threads, threads);
 		return 4;
 	}
-	if (bind_to_cpu(cpus[0]) != cpus[0])
+	if (tlbie_bind_cpu(cpus[0]))
 		return 1;
 	if (threads == 2 && tlbie_sibling_start(&sibling, cpus[1]))
 		return 1;

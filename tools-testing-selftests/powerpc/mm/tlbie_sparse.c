@@ -12,7 +12,8 @@
  *    batch per VMA.
  * Each must issue no whole-PID tlbie (but one for the page tables munmap()
  * frees), and at least one per-page tlbie per page it drops: the pages
- * are flushed, and nothing more than they need.
+ * are flushed, and nothing more than they need. A measurement with more
+ * whole-PID tlbie is taken again, up to TLBIE_TRIES times in all.
  */
 #define _GNU_SOURCE
 #include <alloca.h>
@@ -31,16 +32,17 @@
 #define VMA_PAGES	4
 #define SPARSE_MIB	64
 #define SPARSE_PAGES	2	/* dirty pages per page table */
-#define TRIES		3
 
 static unsigned long page_size;
 
-static int judge(const char *label, const struct tlbie_counts *c,
-		 unsigned long min_page, unsigned long max_pid)
+static enum tlbie_verdict judge(const char *label, const struct tlbie_counts *c,
+				unsigned long min_page, unsigned long max_pid)
 {
 	tlbie_counts_print(label, c);
 	printf("%s: want per-page >= %lu, whole-PID <= %lu\n", label, min_page, max_pid);
-	return c->global_page < min_page || c->global_pid > max_pid;
+	if (c->global_pid > max_pid)
+		return TLBIE_TOO_MANY;
+	return c->global_page < min_page ? TLBIE_TOO_FEW : TLBIE_PASS;
 }
 
 /*
@@ -52,11 +54,13 @@ static int judge(const char *label, const struct tlbie_counts *c,
 
 static void *stack_toucher(void *arg)
 {
-	volatile char *stack = alloca(STACK_PAGES * page_size + STACK_KEEP);
+	char *stack = alloca(STACK_PAGES * page_size + STACK_KEEP);
 	int i;
 
 	for (i = 0; i < STACK_PAGES; i++)
 		stack[i * page_size] = 1;
+	/* Keep the stores: nothing reads them */
+	__asm__ __volatile__("" : : "r"(stack) : "memory");
 	return NULL;
 }
 
@@ -76,6 +80,7 @@ static int exit_threads(struct tlbie_counts *c)
 
 static int thread_exit(void)
 {
+	enum tlbie_verdict v;
 	struct tlbie_counts c;
 	pthread_t thread;
 	int tries = 0;
@@ -85,14 +90,16 @@ static int thread_exit(void)
 	FAIL_IF(pthread_join(thread, NULL));
 	do {
 		FAIL_IF(exit_threads(&c));
-	} while (judge("thread_exit_x8", &c, NR_EXITS * STACK_PAGES, 0) && ++tries < TRIES);
-	return tries == TRIES;
+		v = judge("thread_exit_x8", &c, NR_EXITS * STACK_PAGES, 0);
+	} while (tlbie_measure_again(v, &tries));
+	return v != TLBIE_PASS;
 }
 
 static int sparse_dontneed(void)
 {
 	size_t len = (size_t)SPARSE_MIB << 20, off;
 	unsigned long tables = len / TLBIE_PMD_SPAN;
+	enum tlbie_verdict v;
 	struct tlbie_counts c;
 	int tries = 0, i;
 	char *p;
@@ -108,14 +115,15 @@ static int sparse_dontneed(void)
 		FAIL_IF(madvise(p, len, MADV_DONTNEED));
 		FAIL_IF(tlbie_count_stop(&c));
 		munmap(p, len);
-	} while (judge("madv_dontneed_64M_2_per_pmd", &c, tables * SPARSE_PAGES, 0) &&
-		 ++tries < TRIES);
-	return tries == TRIES;
+		v = judge("madv_dontneed_64M_2_per_pmd", &c, tables * SPARSE_PAGES, 0);
+	} while (tlbie_measure_again(v, &tries));
+	return v != TLBIE_PASS;
 }
 
 static int multi_vma_munmap(void)
 {
 	size_t len = NR_VMAS * VMA_PAGES * page_size;
+	enum tlbie_verdict v;
 	struct tlbie_counts c;
 	int tries = 0;
 	char *p;
@@ -127,8 +135,9 @@ static int multi_vma_munmap(void)
 		FAIL_IF(munmap(p, len));
 		FAIL_IF(tlbie_count_stop(&c));
 		/* 4-page batches, and one flush of the freed page table */
-	} while (judge("munmap_64_vmas", &c, NR_VMAS * VMA_PAGES, 1) && ++tries < TRIES);
-	return tries == TRIES;
+		v = judge("munmap_64_vmas", &c, NR_VMAS * VMA_PAGES, 1);
+	} while (tlbie_measure_again(v, &tries));
+	return v != TLBIE_PASS;
 }
 
 static int test_sparse(void)
@@ -140,9 +149,9 @@ static int test_sparse(void)
 	page_size = sysconf(_SC_PAGESIZE);
 	why = tlbie_count_unavailable();
 	SKIP_IF_MSG(why, why);
-	SKIP_IF_MSG(tlbie_online_cpus(cpus, 2) < 2, "needs two online CPUs");
+	SKIP_IF_MSG(tlbie_pick_cpus(cpus) < 2, "needs two CPUs");
 
-	FAIL_IF(bind_to_cpu(cpus[0]) != cpus[0]);
+	FAIL_IF(tlbie_bind_cpu(cpus[0]));
 	FAIL_IF(tlbie_sibling_start(&sibling, cpus[1]));
 	why = tlbie_global_unavailable();
 	SKIP_IF_MSG(why, why);
