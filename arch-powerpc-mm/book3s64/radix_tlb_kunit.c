@@ -8,6 +8,7 @@
  */
 #include <kunit/test.h>
 #include <linux/minmax.h>
+#include <linux/sizes.h>
 
 #include "radix_flush.h"
 
@@ -38,14 +39,14 @@ static const struct flush_case flush_cases[] = {
 	{ "global, one 2MB PMD of 64K pages",	32,  ALONE, ALONE, GLOBAL_CEILING, TLBIE, false },
 	{ "global, at the ceiling",		33,  ALONE, ALONE, GLOBAL_CEILING, TLBIE, false },
 	{ "global, ceiling + 1",		34,  ALONE, ALONE, GLOBAL_CEILING, TLBIE, true },
-	{ "local P9, at the ceiling",		256, ALONE, ALONE, LOCAL_CEILING, P9_TLBIEL, false },
+	{ "local P9, at the ceiling",	256, ALONE, ALONE, LOCAL_CEILING, P9_TLBIEL, false },
 	{ "local P9, ceiling + 1",		257, ALONE, ALONE, LOCAL_CEILING, P9_TLBIEL, true },
-	{ "local P10, at the ceiling",		256, ALONE, ALONE, LOCAL_CEILING, P10_TLBIEL, false },
-	{ "local P10, ceiling + 1",		257, ALONE, ALONE, LOCAL_CEILING, P10_TLBIEL, true },
+	{ "local P10, at the ceiling",	256, ALONE, ALONE, LOCAL_CEILING, P10_TLBIEL, false },
+	{ "local P10, ceiling + 1",	257, ALONE, ALONE, LOCAL_CEILING, P10_TLBIEL, true },
 	{ "ceiling 0 flushes the PID always",	1,   ALONE, ALONE, 0, TLBIE, true },
 	{ "ceiling 1, 1 page",			1,   ALONE, ALONE, 1, TLBIE, false },
 	{ "ceiling 1, 2 pages",			2,   ALONE, ALONE, 1, TLBIE, true },
-	{ "ceiling ~0 never flushes the PID",	~0UL, ALONE, ALONE, ~0UL, TLBIE, false },
+	{ "ceiling U32_MAX, U32_MAX pages",	U32_MAX, ALONE, ALONE, U32_MAX, TLBIE, false },
 
 	/* A batch of a larger operation: each condition at its boundary */
 	{ "global, PMD batch, 64MB flushed",	32,  1024, 1024, GLOBAL_CEILING, TLBIE, true },
@@ -110,7 +111,7 @@ struct op_case {
 
 #define SZ_64K_SHIFT	16
 #define SZ_4K_SHIFT	12
-#define MB		(1UL << 20)
+#define MB		SZ_1M
 
 static const struct op_case op_cases[] = {
 	/* shmdt() of 256MB of dirty shared memory: a batch per page table */

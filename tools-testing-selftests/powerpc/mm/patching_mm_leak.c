@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,26 +61,57 @@ static long settled_page_table_pages(void)
 static int set_online(int cpu, int online)
 {
 	char path[64];
-	int fd, rc;
+	int fd, rc, err;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -1;
 	rc = write(fd, online ? "1" : "0", 1) == 1 ? 0 : -1;
+	err = errno;
 	close(fd);
+	errno = err;
 	return rc;
 }
 
+/* 1 if @cpu is online, 0 if not, -1 if it has no online file */
+static int is_online(int cpu)
+{
+	char path[64], c;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, &c, 1);
+	close(fd);
+	return n == 1 ? c == '1' : -1;
+}
+
+static int cycled_cpu = -1;
+
+/* The harness's timeout (SIGALRM) or a kill: leave the CPU online */
+static void online_and_die(int sig)
+{
+	if (cycled_cpu >= 0)
+		set_online(cycled_cpu, 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /*
- * The highest-numbered CPU whose online file takes a write (CPU 0 often
- * has none), -1 if none does, -2 if we may not write them.
+ * The highest-numbered online CPU whose online file takes a write (CPU 0
+ * often has none; CPUs an administrator took offline are left alone), -1
+ * if there is none, -2 if we may not write it.
  */
 static int hotpluggable_cpu(void)
 {
 	int cpu;
 
 	for (cpu = sysconf(_SC_NPROCESSORS_CONF) - 1; cpu > 0; cpu--) {
+		if (is_online(cpu) != 1)
+			continue;
 		if (set_online(cpu, 1) == 0)
 			return cpu;
 		if (errno == EACCES || errno == EPERM)
@@ -101,6 +133,10 @@ static int test_patching_mm_leak(void)
 	SKIP_IF_MSG(cpu < 0, "no CPU that can be taken offline");
 	SKIP_IF_MSG(page_table_pages() < 0, "no nr_page_table_pages in /proc/vmstat");
 
+	cycled_cpu = cpu;
+	signal(SIGTERM, online_and_die);
+	signal(SIGINT, online_and_die);
+	signal(SIGALRM, online_and_die);
 	do {
 		before = settled_page_table_pages();
 		for (i = 0; i < CYCLES; i++) {
@@ -108,8 +144,9 @@ static int test_patching_mm_leak(void)
 			FAIL_IF(set_online(cpu, 1));
 		}
 		after = settled_page_table_pages();
-		printf("cpu %d offline/online x%d: nr_page_table_pages %ld -> %ld (want growth <= %ld)\n",
-		       cpu, CYCLES, before, after, allowed);
+		printf("cpu %d offline/online x%d: nr_page_table_pages %ld -> %ld",
+		       cpu, CYCLES, before, after);
+		printf(" (want growth <= %ld)\n", allowed);
 	} while (after - before > allowed && ++tries < TRIES);
 	FAIL_IF(tries == TRIES);
 	return 0;

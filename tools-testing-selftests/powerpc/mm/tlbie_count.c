@@ -690,6 +690,8 @@ char *tlbie_map_shared(size_t len, int nr)
 		if (mmap(p + i * piece, piece, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
 			return NULL;
+	/* Small pages: shmem THP would take away the per-page-table batches */
+	madvise(p, len, MADV_NOHUGEPAGE);
 	memset(p, 0x5a, len);
 	return p;
 }
@@ -718,6 +720,8 @@ void *tlbie_shm_attach(size_t size)
 		perror("shmat");
 		return NULL;
 	}
+	/* Small pages: shmem THP would take away the per-page-table batches */
+	madvise(addr, size, MADV_NOHUGEPAGE);
 	return addr;
 }
 

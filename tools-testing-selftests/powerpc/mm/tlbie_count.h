@@ -91,9 +91,11 @@ void tlbie_counts_print_fields(const struct tlbie_counts *c);
  * How every test judges counts. Counts only gain from what else runs (a
  * flush NUMA balancing makes this process issue meanwhile, an IPI for
  * another mm taken while a thread of ours runs, a batch that a reschedule
- * point cut in two), they never lose what the kernel issued: a
- * measurement above its bounds is taken again, up to TLBIE_TRIES times in
- * all, and one below them fails at once.
+ * point cut in two), and lose only where a periodic mm_cpumask trim turns
+ * a global flush into an IPI and tlbiel (a test that counts tlbie treats a
+ * measurement with tlbiel in it as one to take again): a measurement
+ * above its bounds is taken again, up to TLBIE_TRIES times in all, and
+ * one below them fails at once.
  */
 #define TLBIE_TRIES	3
 

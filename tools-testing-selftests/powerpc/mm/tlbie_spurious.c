@@ -202,6 +202,9 @@ static int test_spurious(void)
 	SKIP_IF_MSG(why, why);
 	SKIP_IF_MSG(tlbie_pick_cpus(pair) < 2, "needs two CPUs");
 	page_size = sysconf(_SC_PAGESIZE);
+	/* Before binding: the CPUs this process may use, for the writers */
+	nr = tlbie_usable_cpus(&cpus);
+	FAIL_IF(nr < 2);
 
 	FAIL_IF(tlbie_bind_cpu(pair[0]));
 	FAIL_IF(tlbie_sibling_start(&sibling, pair[1]));
@@ -209,8 +212,6 @@ static int test_spurious(void)
 	tlbie_sibling_stop(&sibling);
 	SKIP_IF_MSG(why, why);
 
-	nr = tlbie_usable_cpus(&cpus);
-	FAIL_IF(nr < 2);
 	failed = racing_faults(cpus, nr < MAX_THREADS ? nr : MAX_THREADS);
 	free(cpus);
 	failed |= protection_changes(pair[1]);

@@ -17,8 +17,8 @@
  *    through a stale one lands in the freed page instead).
  * Each page is read at its first and at its last word: a flush of the
  * wrong size (4K where the page is 64K) clears the translation of its
- * first 4K only, and an emulator that keeps 4K entries (QEMU, with
- * scripts/build-qemu's patch) sees the rest stale. A page counts as
+ * first 4K only, and hardware, or an emulator that keeps 4K TLB entries,
+ * sees the rest stale. A page counts as
  * flushed only if both reads do what they must.
  * The reader runs on another core than the main thread: the SMT threads of
  * a core share its TLB, so a flush wrongly kept local would still clear a
