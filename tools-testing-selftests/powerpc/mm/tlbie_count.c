@@ -871,7 +871,7 @@ int tlbie_write_restored(const char *path, const char *text)
 			return -1;
 		}
 		r = &restored[nr_restored];
-		strcpy(r->path, path);
+		snprintf(r->path, sizeof(r->path), "%s", path);
 		if (read_file(path, r->text, sizeof(r->text) - 1, &len))
 			return -1;
 		r->text[len] = '\0';
