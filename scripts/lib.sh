@@ -45,7 +45,7 @@ debian_mirror() {
 			if ($1 != "deb" && $1 != "deb-src") next
 			sub(/\[[^]]*\]/, ""); i = 2
 		}
-		{ for (; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\/.*\/debian\/?$/) { sub(/\/$/, "", $i); print $i; exit } }
+		{ for (; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\/[^\/]+\/debian\/?$/) { sub(/\/$/, "", $i); print $i; exit } }
 	' "${files[@]}"
 }
 
