@@ -270,20 +270,12 @@ static int run_fork(struct bench *b, struct tlbie_counts *c, int how)
 	return 0;
 }
 
+/* THP-backed anonymous memory of this process, kB */
 static unsigned long anon_huge_kb(void)
 {
-	unsigned long kb = 0;
-	char line[256];
-	FILE *f;
+	long kb = tlbie_proc_value("/proc/self/smaps_rollup", "AnonHugePages:");
 
-	f = fopen("/proc/self/smaps_rollup", "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	return kb < 0 ? 0 : kb;
 }
 
 /*

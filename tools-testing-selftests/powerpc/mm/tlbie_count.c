@@ -819,6 +819,23 @@ int tlbie_thp_mode(const char *file)
 	return 0;
 }
 
+long tlbie_proc_value(const char *path, const char *key)
+{
+	size_t n = strlen(key);
+	char line[256];
+	long v = -1;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && sscanf(line + n, "%ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
 #define MAX_RESTORED	8
 
 static struct restored {

@@ -205,6 +205,13 @@ int tlbie_bind_cpu(int cpu);
 int tlbie_thp_mode(const char *file);
 
 /*
+ * The number after @key on the first line of the file @path that starts
+ * with @key ("Threads:" in /proc/self/status, "HugePages_Free:" in
+ * /proc/meminfo); -1 if there is none.
+ */
+long tlbie_proc_value(const char *path, const char *key);
+
+/*
  * Write @text to the file @path (a debugfs or sysfs knob) after saving
  * what it holds, unless an earlier call saved it already. What was saved
  * is written back by tlbie_restore_files(), at exit, and on SIGTERM,

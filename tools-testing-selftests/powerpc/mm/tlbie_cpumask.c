@@ -76,23 +76,6 @@ static int unmaps(const char *phase, bool want_global)
 	return failed;
 }
 
-/* Threads in /proc/self/status, or -1 */
-static int threads(void)
-{
-	char line[128];
-	int n = -1;
-	FILE *f;
-
-	f = fopen("/proc/self/status", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Threads: %d", &n) == 1)
-			break;
-	fclose(f);
-	return n;
-}
-
 /*
  * Start and stop a thread on @cpu, wait until the process is single-threaded
  * again (pthread_join() returns before the thread drops its mm), and count
@@ -103,12 +86,13 @@ static int first_after_exit(int cpu)
 	struct tlbie_sibling sibling;
 	struct tlbie_counts c;
 	enum tlbie_verdict v;
-	int tries = 0, n;
+	int tries = 0;
+	long n;
 
 	do {
 		FAIL_IF(tlbie_sibling_start(&sibling, cpu));
 		tlbie_sibling_stop(&sibling);
-		while ((n = threads()) > 1)
+		while ((n = tlbie_proc_value("/proc/self/status", "Threads:")) > 1)
 			sched_yield();
 		FAIL_IF(n != 1);
 

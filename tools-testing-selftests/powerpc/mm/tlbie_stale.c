@@ -217,19 +217,7 @@ static void wait_for(int *var, int val)
 /* The value of @key in /proc/meminfo, -1 if none */
 static long read_meminfo(const char *key)
 {
-	char line[128];
-	long v = -1;
-	FILE *f;
-
-	f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)) &&
-		    sscanf(line + strlen(key), "%ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return tlbie_proc_value("/proc/meminfo", key);
 }
 
 /* @field (e.g. "AnonHugePages:") of the VMA at @addr in smaps, kB; -1 if none */
