@@ -205,9 +205,10 @@ int tlbie_bind_cpu(int cpu);
 int tlbie_thp_mode(const char *file);
 
 /*
- * The number after @key on the first line of the file @path that starts
- * with @key ("Threads:" in /proc/self/status, "HugePages_Free:" in
- * /proc/meminfo); -1 if there is none.
+ * The number after @key on the first line of the file @path that begins
+ * with @key followed by a number; @key includes its separator ("Threads:"
+ * in /proc/self/status, "HugePages_Free:" in /proc/meminfo). -1 if @path
+ * cannot be read or has no such line: for values that are never negative.
  */
 long tlbie_proc_value(const char *path, const char *key);
 
