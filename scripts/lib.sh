@@ -5,6 +5,11 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${RADIX_TLB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/radix-tlb}
 JOBS=${JOBS:-$(( $(nproc) + 1 ))}
 CROSS_COMPILE=${CROSS_COMPILE:-powerpc64le-linux-gnu-}
+# The make variable the selftests are built with (scripts/build-selftests,
+# build-mm-selftests): linked statically, they run on the guest's userspace
+# whatever glibc the host's cross toolchain has.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+SELFTEST_LINK=USERLDFLAGS=-static
 export TOP CACHE JOBS CROSS_COMPILE
 
 # A command that fails under set -e stops the script: say which, and where,
@@ -148,6 +153,15 @@ series_patches() {
 # mm_selftests: the programs configs/mm-selftests names, one per line.
 mm_selftests() {
 	sed 's/#.*//' "$TOP/configs/mm-selftests" | tr -s ' \t' '\n' | grep .
+}
+
+# restart_build DIR STAMP FLAGS: make keeps binaries built with other flags,
+# so remove DIR when the file STAMP does not hold FLAGS, and record FLAGS
+# (at once: a failed build is not followed by another from scratch).
+restart_build() {
+	[ "$(cat "$2" 2>/dev/null)" != "$3" ] || return 0
+	rm -rf "$1"
+	printf '%s\n' "$3" >"$2"
 }
 
 # kselftest_failed LOG TEST: the powerpc/mm kselftest TEST (an extended
