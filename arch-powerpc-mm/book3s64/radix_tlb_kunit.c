@@ -21,13 +21,15 @@
 #define P10_TLBIEL	1	/* tlbiel, ISA v3.1 */
 #define P9_TLBIEL	128	/* tlbiel, one per set (POWER9_TLB_SETS_RADIX) */
 
-#define ALONE		0	/* entire/done pages: not part of a larger operation */
+#define ALONE		0	/* range: not part of a larger operation */
+#define FORCED		true	/* flushed mid-operation for delayed rmap */
+#define LAST		false	/* the operation's last flush, or one on its own */
 
 struct flush_case {
 	const char *what;
 	unsigned long nr_pages;
-	unsigned long entire_pages;
-	unsigned long done_pages;	/* flushed by the operation, this batch included */
+	unsigned long range_pages;
+	bool forced;
 	unsigned long ceiling;
 	unsigned long pid_cost;
 	bool pid;
@@ -35,49 +37,51 @@ struct flush_case {
 
 static const struct flush_case flush_cases[] = {
 	/* A flush on its own: the ceiling alone decides */
-	{ "global, 1 page",			1,   ALONE, ALONE, GLOBAL_CEILING, TLBIE, false },
-	{ "global, one 2MB PMD of 64K pages",	32,  ALONE, ALONE, GLOBAL_CEILING, TLBIE, false },
-	{ "global, at the ceiling",		33,  ALONE, ALONE, GLOBAL_CEILING, TLBIE, false },
-	{ "global, ceiling + 1",		34,  ALONE, ALONE, GLOBAL_CEILING, TLBIE, true },
-	{ "local P9, at the ceiling",	256, ALONE, ALONE, LOCAL_CEILING, P9_TLBIEL, false },
-	{ "local P9, ceiling + 1",		257, ALONE, ALONE, LOCAL_CEILING, P9_TLBIEL, true },
-	{ "local P10, at the ceiling",	256, ALONE, ALONE, LOCAL_CEILING, P10_TLBIEL, false },
-	{ "local P10, ceiling + 1",	257, ALONE, ALONE, LOCAL_CEILING, P10_TLBIEL, true },
-	{ "ceiling 0 flushes the PID always",	1,   ALONE, ALONE, 0, TLBIE, true },
-	{ "ceiling 1, 1 page",			1,   ALONE, ALONE, 1, TLBIE, false },
-	{ "ceiling 1, 2 pages",			2,   ALONE, ALONE, 1, TLBIE, true },
-	{ "ceiling U32_MAX, U32_MAX pages",	U32_MAX, ALONE, ALONE, U32_MAX, TLBIE, false },
+	{ "global, 1 page",		      1,       ALONE, LAST, GLOBAL_CEILING, TLBIE, false },
+	{ "global, one 2MB PMD of 64K pages", 32,      ALONE, LAST, GLOBAL_CEILING, TLBIE, false },
+	{ "global, at the ceiling",	      33,      ALONE, LAST, GLOBAL_CEILING, TLBIE, false },
+	{ "global, ceiling + 1",	      34,      ALONE, LAST, GLOBAL_CEILING, TLBIE, true },
+	{ "local P9, at the ceiling",	      256,     ALONE, LAST, LOCAL_CEILING, P9_TLBIEL, false },
+	{ "local P9, ceiling + 1",	      257,     ALONE, LAST, LOCAL_CEILING, P9_TLBIEL, true },
+	{ "local P10, at the ceiling",	      256,     ALONE, LAST, LOCAL_CEILING, P10_TLBIEL, false },
+	{ "local P10, ceiling + 1",	      257,     ALONE, LAST, LOCAL_CEILING, P10_TLBIEL, true },
+	{ "ceiling 0 flushes the PID always", 1,       ALONE, LAST, 0, TLBIE, true },
+	{ "ceiling 1, 1 page",		      1,       ALONE, LAST, 1, TLBIE, false },
+	{ "ceiling 1, 2 pages",		      2,       ALONE, LAST, 1, TLBIE, true },
+	{ "ceiling U32_MAX, U32_MAX pages",   U32_MAX, ALONE, LAST, U32_MAX, TLBIE, false },
 
 	/* A batch of a larger operation: each condition at its boundary */
-	{ "global, PMD batch, 64MB flushed",	32,  1024, 1024, GLOBAL_CEILING, TLBIE, true },
-	{ "global, first PMD batch of 64MB",	32,  1024, 32,   GLOBAL_CEILING, TLBIE, false },
-	{ "global, flushed at the ceiling",	32,  1024, 33,   GLOBAL_CEILING, TLBIE, false },
-	{ "global, flushed ceiling + 1",	32,  1024, 34,   GLOBAL_CEILING, TLBIE, true },
-	{ "global, range at the ceiling",	32,  33,   33,   GLOBAL_CEILING, TLBIE, false },
-	{ "global, range ceiling + 1",		32,  34,   34,   GLOBAL_CEILING, TLBIE, true },
-	{ "global, batch half the ceiling",	16,  1024, 1024, GLOBAL_CEILING, TLBIE, false },
-	{ "global, batch above half",		17,  1024, 1024, GLOBAL_CEILING, TLBIE, true },
-	{ "global, even ceiling, batch half",	17,  1024, 1024, 34, TLBIE, false },
-	{ "global, even ceiling, above half",	18,  1024, 1024, 34, TLBIE, true },
-	{ "global, 2-page batch of sparse 64MB", 2,  1024, 1024, GLOBAL_CEILING, TLBIE, false },
-	{ "global, 1-page batch of 64MB",	1,   1024, 1024, GLOBAL_CEILING, TLBIE, false },
-	{ "global, 8 pages of an 8MB stack",	8,   128,  8,    GLOBAL_CEILING, TLBIE, false },
-	{ "global, ceiling 1, 1-page batch",	1,   1024, 1024, 1, TLBIE, false },
-	{ "local P10, PMD batch of 64MB",	32,  1024, 1024, LOCAL_CEILING, P10_TLBIEL, false },
-	{ "local P10, batch half the ceiling",	128, 1024, 1024, LOCAL_CEILING, P10_TLBIEL, false },
-	{ "local P10, batch above half",	129, 1024, 1024, LOCAL_CEILING, P10_TLBIEL, true },
-	{ "local P9, batch above half",		129, 1024, 1024, LOCAL_CEILING, P9_TLBIEL, true },
-	{ "local P9 tuned, PID costs more",	100, 1024, 1024, 150, P9_TLBIEL, false },
-	{ "local P9 tuned, PID costs less",	129, 1024, 1024, 150, P9_TLBIEL, true },
-	{ "batch above the ceiling, small total", 40, 10,  40,   GLOBAL_CEILING, TLBIE, true },
+	{ "forced PMD batch of 64MB",	      32,  1024, FORCED, GLOBAL_CEILING, TLBIE, true },
+	{ "last PMD batch of 64MB",	      32,  1024, LAST,   GLOBAL_CEILING, TLBIE, false },
+	/* Only the range differs in these two: it decides */
+	{ "forced PMD batch, range at ceiling", 32, 33,  FORCED, GLOBAL_CEILING, TLBIE, false },
+	{ "forced PMD batch, range ceiling+1", 32,  34,  FORCED, GLOBAL_CEILING, TLBIE, true },
+	{ "forced batch, one PMD range",      32,  32,   FORCED, GLOBAL_CEILING, TLBIE, false },
+	{ "forced batch, half the ceiling",   16,  1024, FORCED, GLOBAL_CEILING, TLBIE, false },
+	{ "forced batch, above half",	      17,  1024, FORCED, GLOBAL_CEILING, TLBIE, true },
+	{ "even ceiling, batch half",	      17,  1024, FORCED, 34, TLBIE, false },
+	{ "even ceiling, batch above half",   18,  1024, FORCED, 34, TLBIE, true },
+	{ "forced 2-page batch of 64MB",      2,   1024, FORCED, GLOBAL_CEILING, TLBIE, false },
+	{ "forced 1-page batch of 64MB",      1,   1024, FORCED, GLOBAL_CEILING, TLBIE, false },
+	{ "8 pages of an 8MB stack, last",    8,   128,  LAST,   GLOBAL_CEILING, TLBIE, false },
+	{ "ceiling 1, forced 1-page batch",   1,   1024, FORCED, 1, TLBIE, false },
+	{ "local P10, forced PMD batch",      32,  1024, FORCED, LOCAL_CEILING, P10_TLBIEL, false },
+	{ "local P10, batch half the ceiling", 128, 1024, FORCED, LOCAL_CEILING, P10_TLBIEL, false },
+	{ "local P10, batch above half",      129, 1024, FORCED, LOCAL_CEILING, P10_TLBIEL, true },
+	{ "local P9, batch above half",	      129, 1024, FORCED, LOCAL_CEILING, P9_TLBIEL, true },
+	{ "local P10, ceiling 40, PMD batch", 32,  1024, FORCED, 40, P10_TLBIEL, true },
+	{ "local P9, ceiling 40, PMD batch",  32,  1024, FORCED, 40, P9_TLBIEL, false },
+	{ "local P9 tuned, PID costs more",   100, 1024, FORCED, 150, P9_TLBIEL, false },
+	{ "local P9 tuned, PID costs less",   129, 1024, FORCED, 150, P9_TLBIEL, true },
+	{ "batch above the ceiling, small range", 40, 10, LAST, GLOBAL_CEILING, TLBIE, true },
 };
 
 static void flush_case_desc(const struct flush_case *c, char *desc)
 {
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE,
-		 "%s: %lu pages, range %lu, flushed %lu, ceiling %lu, PID cost %lu",
-		 c->what, c->nr_pages, c->entire_pages, c->done_pages, c->ceiling,
-		 c->pid_cost);
+		 "%s: %lu pages, range %lu, %s, ceiling %lu, PID cost %lu",
+		 c->what, c->nr_pages, c->range_pages, c->forced ? "forced" : "last",
+		 c->ceiling, c->pid_cost);
 }
 
 KUNIT_ARRAY_PARAM(flush, flush_cases, flush_case_desc);
@@ -85,10 +89,9 @@ KUNIT_ARRAY_PARAM(flush, flush_cases, flush_case_desc);
 static void radix_flush_decision_test(struct kunit *test)
 {
 	const struct flush_case *c = test->param_value;
-	unsigned long entire = max(c->nr_pages, c->entire_pages);
-	unsigned long done = max(c->nr_pages, c->done_pages);
+	unsigned long range = max(c->nr_pages, c->range_pages);
 
-	KUNIT_EXPECT_EQ(test, radix_flush_pid_wanted(c->nr_pages, entire, done,
+	KUNIT_EXPECT_EQ(test, radix_flush_pid_wanted(c->nr_pages, range, c->forced,
 						     c->ceiling, c->pid_cost), c->pid);
 }
 
@@ -96,7 +99,8 @@ static void radix_flush_decision_test(struct kunit *test)
  * The wiring: what radix__tlb_flush() decides for a sequence of batches of
  * one operation, with the mmu_gather set up as core mm sets it up
  * (tlb_gather_mmu() with the operation's range, then per batch the
- * gathered range) and advanced as radix__tlb_flush() advances it.
+ * gathered range, and delayed_rmap for a batch flushed before its page
+ * table lock is dropped).
  */
 struct op_case {
 	const char *what;
@@ -105,43 +109,56 @@ struct op_case {
 	unsigned long batch;		/* bytes gathered per batch */
 	unsigned long stride;		/* bytes from one batch to the next */
 	unsigned int nr_batches;
-	unsigned long ceiling;
+	bool forced;			/* each batch flushed for delayed rmap */
+	bool rule_off;			/* the debugfs switch off */
 	unsigned int want_pid;		/* whole-PID flushes expected */
 };
 
 #define SZ_64K_SHIFT	16
 #define SZ_4K_SHIFT	12
 #define MB		SZ_1M
+#define PAGES_64K(n)	((unsigned long)(n) << SZ_64K_SHIFT)
 
 static const struct op_case op_cases[] = {
 	/* shmdt() of 256MB of dirty shared memory: a batch per page table */
-	{ "shmdt 256MB, 64K pages",	SZ_64K_SHIFT, 256 * MB, 2 * MB, 2 * MB, 128,
-	  GLOBAL_CEILING, 127 },
-	/* the same sparsely dirtied: 2 pages per page table */
-	{ "shmdt 256MB, 2 pages per PMD", SZ_64K_SHIFT, 256 * MB, 128 << 10, 2 * MB, 128,
-	  GLOBAL_CEILING, 0 },
-	{ "shmdt 256MB, 1 page per PMD", SZ_64K_SHIFT, 256 * MB, 64 << 10, 2 * MB, 128,
-	  GLOBAL_CEILING, 0 },
-	/* a thread's 8MB stack with 8 pages touched, one batch */
-	{ "stack MADV_DONTNEED, 8 pages", SZ_64K_SHIFT, 8 * MB, 8 << 16, 0, 1,
-	  GLOBAL_CEILING, 0 },
+	{ "shmdt 256MB, 64K pages", SZ_64K_SHIFT, 256 * MB, 2 * MB, 2 * MB, 128,
+	  FORCED, false, 128 },
+	{ "shmdt 256MB, batch rule off", SZ_64K_SHIFT, 256 * MB, 2 * MB, 2 * MB, 128,
+	  FORCED, true, 0 },
+	/* the same sparsely dirtied: 2 and 1 pages per page table */
+	{ "shmdt 256MB, 2 pages per PMD", SZ_64K_SHIFT, 256 * MB, PAGES_64K(2), 2 * MB, 128,
+	  FORCED, false, 0 },
+	{ "shmdt 256MB, 1 page per PMD", SZ_64K_SHIFT, 256 * MB, PAGES_64K(1), 2 * MB, 128,
+	  FORCED, false, 0 },
+	/* 64MB of shared memory with only its first page table dirty */
+	{ "dontneed 64MB, first PMD dirty", SZ_64K_SHIFT, 64 * MB, 2 * MB, 0, 1,
+	  FORCED, false, 1 },
+	/* a caller passing one page table's range: decided as on its own */
+	{ "one-PMD range, one PMD dirty", SZ_64K_SHIFT, 2 * MB, 2 * MB, 0, 1,
+	  FORCED, false, 0 },
+	/* a thread's 8MB stack given back at exit, one page table touched */
+	{ "stack MADV_DONTNEED, one PMD", SZ_64K_SHIFT, 8 * MB, 2 * MB, 0, 1,
+	  LAST, false, 0 },
 	/* one dense page table in a large mprotect(): below the ceiling */
 	{ "mprotect 64MB, one PMD present", SZ_64K_SHIFT, 64 * MB, 2 * MB, 0, 1,
-	  GLOBAL_CEILING, 0 },
+	  LAST, false, 0 },
 	/* 4K pages: a page table's 512 pages are above the ceiling alone */
-	{ "munmap 64MB, 4K pages",	SZ_4K_SHIFT, 64 * MB, 2 * MB, 2 * MB, 32,
-	  GLOBAL_CEILING, 32 },
-	/* batches of just above half the ceiling: from the second (34 flushed) */
-	{ "17-page batches",		SZ_64K_SHIFT, 64 * MB, 17 << 16, 2 * MB, 4,
-	  GLOBAL_CEILING, 3 },
-	{ "16-page batches",		SZ_64K_SHIFT, 64 * MB, 16 << 16, 2 * MB, 4,
-	  GLOBAL_CEILING, 0 },
+	{ "munmap 64MB, 4K pages", SZ_4K_SHIFT, 64 * MB, 2 * MB, 2 * MB, 32,
+	  FORCED, false, 32 },
+	{ "munmap 64MB, 4K pages, rule off", SZ_4K_SHIFT, 64 * MB, 2 * MB, 2 * MB, 32,
+	  FORCED, true, 32 },
+	/* batches at half the ceiling and just above */
+	{ "17-page batches", SZ_64K_SHIFT, 64 * MB, PAGES_64K(17), 2 * MB, 4,
+	  FORCED, false, 4 },
+	{ "16-page batches", SZ_64K_SHIFT, 64 * MB, PAGES_64K(16), 2 * MB, 4,
+	  FORCED, false, 0 },
 };
 
 static void op_case_desc(const struct op_case *c, char *desc)
 {
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s: %u batches of %lu bytes in %lu",
-		 c->what, c->nr_batches, c->batch, c->entire);
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s: %u %s batches of %lu bytes in %lu",
+		 c->what, c->nr_batches, c->forced ? "forced" : "last", c->batch,
+		 c->entire);
 }
 
 KUNIT_ARRAY_PARAM(op, op_cases, op_case_desc);
@@ -152,20 +169,18 @@ static void radix_flush_batches_test(struct kunit *test)
 	struct mmu_gather tlb = {
 		.entire_start = 0x7fff00000000UL,
 		.entire_end = 0x7fff00000000UL + c->entire,
+		.delayed_rmap = c->forced,
 	};
 	unsigned int i, pid = 0;
 
 	for (i = 0; i < c->nr_batches; i++) {
 		tlb.start = tlb.entire_start + i * c->stride;
 		tlb.end = tlb.start + c->batch;
-		if (radix_tlb_batch_flush_pid(&tlb, c->shift, c->ceiling, TLBIE))
+		if (radix_tlb_batch_flush_pid(&tlb, c->shift, !c->rule_off,
+					      GLOBAL_CEILING, TLBIE))
 			pid++;
-		radix_tlb_batch_done(&tlb, c->shift);
 	}
 	KUNIT_EXPECT_EQ(test, pid, c->want_pid);
-	/* Every batch is counted, in its own pages */
-	KUNIT_EXPECT_EQ(test, tlb.entire_flushed,
-			c->nr_batches * (c->batch >> c->shift));
 }
 
 static struct kunit_case radix_flush_test_cases[] = {

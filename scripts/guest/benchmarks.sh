@@ -36,7 +36,7 @@ for t in 2 1; do
 	run -t $t -i $((2 * k)) -s 16 thp_mprotect
 	# The sparse side: large ranges with few pages to flush, which must be
 	# flushed as the base flushes them (no whole-PID flush it has not).
-	for w in 1 2 4 8; do
+	for w in 1 2 4 8 32; do
 		run -t $t -i $((5 * k)) -w $w thread_exit
 	done
 	for w in 8 32; do
@@ -47,6 +47,20 @@ for t in 2 1; do
 		run -t $t -i $((3 * k)) -s 64 -w $w shm_sparse
 	done
 	run -t $t -i $((3 * k)) -w 20 thp_mixed
+	# Only the first page table present (dirty, for memfd_first): one
+	# dense batch in a large range. mprotect and private MADV_DONTNEED
+	# flush it at the operation's end, as the base; memfd_first is the
+	# one shape the batch rule flushes by PID (a forced batch).
+	run -t $t -i $((3 * k)) -s 64 -w 1 mprotect_first
+	run -t $t -i $((3 * k)) -s 64 -w 1 dontneed_first
+	run -t $t -i $((3 * k)) -s 64 -w 1 memfd_first
+	# The other callers of a dense shared unmap: a memfd punched,
+	# truncated, MADV_REMOVEd, MADV_DONTNEEDed and unmapped.
+	for s in 64 256; do
+		for op in punch truncate remove dontneed munmap; do
+			run -t $t -i $((3 * k)) -s $s memfd_$op
+		done
+	done
 done
 run -t 2 -i 1 -s 16 thp_khugepaged
 exit $rc

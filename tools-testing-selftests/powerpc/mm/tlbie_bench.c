@@ -19,6 +19,12 @@
  *                  to 10 ms while this runs, and restored at exit)
  *   thp_split      mprotect() of one small page in each THP of -s MiB
  *   thp_mprotect   mprotect() of -s MiB of THPs, whole
+ *   memfd_punch    a memfd of -s MiB mapped MAP_SHARED and filled;
+ *                  counted and timed: fallocate(PUNCH_HOLE) of all of it
+ *   memfd_truncate the same, ftruncate() to 0
+ *   memfd_remove   the same, MADV_REMOVE
+ *   memfd_dontneed the same, MADV_DONTNEED
+ *   memfd_munmap   the same, munmap()
  *
  * The sparse side, where the whole operation is large but what it flushes
  * is not (-w sets the sparseness; the label shows it):
@@ -33,6 +39,13 @@
  *                    -w pages per page table
  *   thp_mixed        mprotect() of one THP followed by -w small pages
  *                    (default 20) in the next page table
+ *   mprotect_first   mprotect() read-only of -s MiB of private memory
+ *                    with only its first -w page tables present (default 1)
+ *   dontneed_first   MADV_DONTNEED of the same
+ *   memfd_first      MADV_DONTNEED of -s MiB of a shared memfd with only
+ *                    its first -w page tables dirty (default 1): the
+ *                    shape the batch rule cannot tell from a dense one at
+ *                    its first page table
  *
  * -t 2 keeps a second thread spinning on another core all along, so the
  * kernel's flushes are global (tlbie); with -t 1 they are mostly local.
@@ -66,6 +79,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -517,6 +531,107 @@ static int run_thp_mixed(struct bench *b, struct tlbie_counts *c, int unused)
 	return rc;
 }
 
+enum { MEMFD_PUNCH, MEMFD_TRUNCATE, MEMFD_REMOVE, MEMFD_DONTNEED, MEMFD_MUNMAP };
+
+/*
+ * A memfd of -s MiB mapped MAP_SHARED from a page-table boundary, its first
+ * @tables page tables written (all if 0), then @op on all of it
+ */
+static int memfd_op(struct bench *b, struct tlbie_counts *c, int op, unsigned long tables)
+{
+	size_t len = b->size, dirty = tables ? tables * pmd_size : len;
+	unsigned long long t;
+	char *base, *p;
+	int fd, rc;
+
+	if (dirty > len)
+		return -1;
+	fd = memfd_create("tlbie_bench", 0);
+	if (fd < 0)
+		return -1;
+	base = mmap(NULL, len + pmd_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ftruncate(fd, len) || base == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	p = mmap(tlbie_pmd_align(base), len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 fd, 0);
+	if (p == MAP_FAILED) {
+		close(fd);
+		munmap(base, len + pmd_size);
+		return -1;
+	}
+	madvise(p, len, MADV_NOHUGEPAGE);
+	memset(p, 1, dirty);
+	if (count_start())
+		return -1;
+	t = now_ns();
+	switch (op) {
+	case MEMFD_PUNCH:
+		rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, len);
+		break;
+	case MEMFD_TRUNCATE:
+		rc = ftruncate(fd, 0);
+		break;
+	case MEMFD_REMOVE:
+		rc = madvise(p, len, MADV_REMOVE);
+		break;
+	case MEMFD_DONTNEED:
+		rc = madvise(p, len, MADV_DONTNEED);
+		break;
+	default:
+		rc = munmap(p, len);
+		break;
+	}
+	b->ns += now_ns() - t;
+	if (count_stop(c))
+		rc = -1;
+	munmap(base, len + pmd_size);
+	close(fd);
+	return rc;
+}
+
+static int run_memfd(struct bench *b, struct tlbie_counts *c, int op)
+{
+	return memfd_op(b, c, op, 0);
+}
+
+static int run_memfd_first(struct bench *b, struct tlbie_counts *c, int unused)
+{
+	return memfd_op(b, c, MEMFD_DONTNEED, b->pages);
+}
+
+/* -s MiB of private memory with its first -w page tables present, then @op */
+static int run_first(struct bench *b, struct tlbie_counts *c, int op)
+{
+	size_t len = b->size, present = b->pages * pmd_size;
+	unsigned long long t;
+	char *base, *p;
+	int rc;
+
+	if (present > len)
+		return -1;
+	base = mmap(NULL, len + pmd_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return -1;
+	p = tlbie_pmd_align(base);
+	madvise(p, len, MADV_NOHUGEPAGE);
+	memset(p, 1, present);
+	if (count_start())
+		return -1;
+	t = now_ns();
+	if (op == TLBIE_DONTNEED)
+		rc = madvise(p, len, MADV_DONTNEED);
+	else
+		rc = mprotect(p, len, PROT_READ);
+	b->ns += now_ns() - t;
+	munmap(base, len + pmd_size);
+	if (count_stop(c) || rc)
+		return -1;
+	return 0;
+}
+
 static const struct workload {
 	const char *name;
 	unsigned long mib;	/* default -s; 0: no size */
@@ -540,6 +655,14 @@ static const struct workload {
 	{ "mprotect_sparse",	64,	0,	run_sparse, TLBIE_MPROTECT_RO, 8, "_every%lu" },
 	{ "shm_sparse",		64,	0,	run_shm_sparse,		0, 1, "_%lup" },
 	{ "thp_mixed",		0,	2,	run_thp_mixed,		0, 20, "_%lup" },
+	{ "memfd_punch",	64,	0,	run_memfd,		MEMFD_PUNCH },
+	{ "memfd_truncate",	64,	0,	run_memfd,		MEMFD_TRUNCATE },
+	{ "memfd_remove",	64,	0,	run_memfd,		MEMFD_REMOVE },
+	{ "memfd_dontneed",	64,	0,	run_memfd,		MEMFD_DONTNEED },
+	{ "memfd_munmap",	64,	0,	run_memfd,		MEMFD_MUNMAP },
+	{ "mprotect_first",	64,	0,	run_first, TLBIE_MPROTECT_RO, 1, "_%lupmd" },
+	{ "dontneed_first",	64,	0,	run_first, TLBIE_DONTNEED, 1, "_%lupmd" },
+	{ "memfd_first",	64,	0,	run_memfd_first,	0, 1, "_%lupmd" },
 };
 
 static unsigned long long total(const struct tlbie_counts *c)

@@ -1,26 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Large dense operations that core mm flushes in small batches are
- * flushed by the whole PID once they have flushed a ceiling's worth of
- * pages: with a thread live on another CPU (global flushes),
+ * flushed by the whole PID from their first page table: with a thread
+ * live on another CPU (global flushes),
  *  - shmdt() of a filled 64MB and 256MB SysV shm segment,
- *  - MADV_DONTNEED of 64MB of dirty shared memory
+ *  - MADV_DONTNEED of 64MB of dirty shared memory, from a page-table
+ *    boundary and from 24 pages before one
  * reach the kernel's flush in batches of one page table, 32 pages with
  * 64K pages (delayed rmap of shared dirty pages forces a flush at the end
- * of each), each below the global flush ceiling. The first batch is
- * flushed page by page (the operation has not flushed a ceiling's worth
- * yet), every later one by the whole PID:
- *  - per-page tlbie: the first page table's pages, and at most one more
- *    (a batch that a reschedule point cut to one page);
- *  - whole-PID tlbie: no more than one per later batch plus one for freed
- *    page tables, and no fewer than one per later batch less one.
- * Per-page flushes of every page (the base's 4097 for 256MB) or no flush
- * of the later batches both fail. The detach frees page tables, so at
- * least one of its flushes must flush the page walk cache too (RIC != 0).
- * A reschedule point in zap_pte_range() can cut a batch in two, one part
- * flushed page by page; that adds per-page tlbie, so a measurement above
- * the bounds is taken again, up to TLBIE_TRIES times in all (and one below
- * them fails at once).
+ * of each), each below the global flush ceiling. In a range above the
+ * ceiling, each such batch of more than half the ceiling flushes the PID;
+ * smaller ones, the partial page tables at either end of an unaligned
+ * range, page by page:
+ *  - per-page tlbie: the pages of those small partial page tables only;
+ *  - whole-PID tlbie: one per batch of more than half the ceiling, and
+ *    one more for freed page tables (shmdt()), no fewer and no more.
+ * Per-page flushes of every page (the base's 4097 for 256MB), per-page
+ * flushes of the first page table, or no flush of some batches all fail.
+ * The detach frees page tables, so at least one of its flushes must
+ * flush the page walk cache too (RIC != 0). A reschedule point in
+ * zap_pte_range() can cut a batch in two, a small part flushed page by
+ * page; that adds per-page tlbie, so a measurement above the bounds is
+ * taken again, up to TLBIE_TRIES times in all (and one below them fails
+ * at once).
+ *
+ * With the rule switched off in debugfs (powerpc/tlb_batch_flush_pid),
+ * the 64MB detach is flushed page by page again, as before the rule.
  *
  * And single-threaded (local tlbiel), with the local ceiling lowered to
  * 40 so that 32-page batches qualify: a batch flushes the PID only where
@@ -39,27 +44,47 @@
 #include "tlbie_count.h"
 #include "utils.h"
 
-/* Page tables spanned by [start, start + len) */
-static unsigned long page_tables(void *start, size_t len)
-{
-	unsigned long s = (unsigned long)start & ~(TLBIE_PMD_SPAN - 1);
-	unsigned long e = ((unsigned long)start + len + TLBIE_PMD_SPAN - 1) & ~(TLBIE_PMD_SPAN - 1);
+#define GLOBAL_CEILING	33	/* the default, written to debugfs for the test */
+#define BATCH_RULE	"powerpc/tlb_batch_flush_pid"
 
-	return (e - s) / TLBIE_PMD_SPAN;
+/*
+ * What [start, start + len) flushes in: page tables of more than half the
+ * ceiling's pages (@dense, each a whole-PID flush), and the pages of the
+ * partial ones at either end with no more (@small, flushed page by page)
+ */
+static void batches(void *start, size_t len, unsigned long *dense, unsigned long *small)
+{
+	unsigned long s = (unsigned long)start, e = s + len, page = sysconf(_SC_PAGESIZE);
+	unsigned long a, next;
+
+	*dense = *small = 0;
+	for (a = s; a < e; a = next) {
+		unsigned long pages;
+
+		next = (a | (TLBIE_PMD_SPAN - 1)) + 1;
+		pages = ((next < e ? next : e) - a) / page;
+
+		if (pages > GLOBAL_CEILING / 2)
+			(*dense)++;
+		else
+			*small += pages;
+	}
 }
 
 static enum tlbie_verdict judge(const char *label, const struct tlbie_counts *c,
-				unsigned long batches, bool want_pwc)
+				void *start, size_t len, bool freed_tables)
 {
-	unsigned long first = TLBIE_PMD_SPAN / sysconf(_SC_PAGESIZE);
+	unsigned long dense, small, pid;
 
+	batches(start, len, &dense, &small);
+	pid = dense + freed_tables;
 	tlbie_counts_print(label, c);
-	printf("%s: %lu batches: want per-page <= %lu, whole-PID %lu..%lu%s\n",
-	       label, batches, first + 1, batches - 2, batches,
-	       want_pwc ? ", PWC flushes >= 1" : "");
-	if (c->global_page > first + 1 || c->global_pid > batches)
+	printf("%s: %lu dense page tables, %lu pages in small ones: want per-page <= %lu, whole-PID %lu%s\n",
+	       label, dense, small, small, pid,
+	       freed_tables ? ", PWC flushes >= 1" : "");
+	if (c->global_page > small || c->global_pid > pid)
 		return TLBIE_TOO_MANY;
-	return c->global_pid + 2 < batches || (want_pwc && !c->pwc) ? TLBIE_TOO_FEW : TLBIE_PASS;
+	return c->global_pid < pid || (freed_tables && !c->pwc) ? TLBIE_TOO_FEW : TLBIE_PASS;
 }
 
 static int shm_detach(unsigned long mib)
@@ -74,32 +99,57 @@ static int shm_detach(unsigned long mib)
 	snprintf(label, sizeof(label), "shmdt_%luM", mib);
 	do {
 		FAIL_IF(tlbie_count_shmdt(len, &c, &p));
-		v = judge(label, &c, page_tables(p, len), true);
+		v = judge(label, &c, p, len, true);
 	} while (tlbie_measure_again(v, &tries));
 	return v != TLBIE_PASS;
 }
 
-/* MADV_DONTNEED frees no page tables on powerpc: no PWC flush is due */
-static int dontneed(unsigned long mib)
+/*
+ * MADV_DONTNEED of @mib MB from @skip pages into dirty shared memory from a
+ * page-table boundary. It frees no page tables on powerpc: no PWC flush is
+ * due.
+ */
+static int dontneed(unsigned long mib, unsigned long skip)
 {
-	size_t len = mib << 20;
+	size_t len = mib << 20, map = len + TLBIE_PMD_SPAN;
 	enum tlbie_verdict v;
 	struct tlbie_counts c;
-	char label[32];
+	char label[40];
 	int tries = 0;
 	char *p;
 
-	snprintf(label, sizeof(label), "madv_dontneed_%luM", mib);
+	snprintf(label, sizeof(label), "madv_dontneed_%luM_skip_%lu", mib, skip);
 	do {
-		p = tlbie_map_shared(len, 1);
+		p = tlbie_map_shared(map, 1);
 		FAIL_IF(!p);
 		FAIL_IF(tlbie_count_start());
-		FAIL_IF(madvise(p, len, MADV_DONTNEED));
+		FAIL_IF(madvise(p + skip * sysconf(_SC_PAGESIZE), len, MADV_DONTNEED));
 		FAIL_IF(tlbie_count_stop(&c));
-		munmap(p, len);
-		v = judge(label, &c, page_tables(p, len), false);
+		munmap(p, map);
+		v = judge(label, &c, p + skip * sysconf(_SC_PAGESIZE), len, false);
 	} while (tlbie_measure_again(v, &tries));
 	return v != TLBIE_PASS;
+}
+
+/* The rule off: the 64MB detach's batches are flushed page by page */
+static int rule_off(void)
+{
+	size_t len = 64UL << 20;
+	unsigned long pages = len / sysconf(_SC_PAGESIZE);
+	struct tlbie_counts c;
+	void *p;
+	int rc;
+
+	if (tlbie_write_restored("/sys/kernel/debug/" BATCH_RULE, "N")) {
+		printf("rule_off: cannot write %s\n", BATCH_RULE);
+		return 1;
+	}
+	rc = tlbie_count_shmdt(len, &c, &p);
+	tlbie_write_restored("/sys/kernel/debug/" BATCH_RULE, "Y");
+	FAIL_IF(rc);
+	tlbie_counts_print("shmdt_64M_rule_off", &c);
+	printf("rule_off: want per-page >= %lu, whole-PID <= 1\n", pages);
+	return c.global_page < pages || c.global_pid > 1;
 }
 
 #define LOCAL_CEILING	"40"
@@ -157,7 +207,9 @@ static int test_entire_range(void)
 	if (!why) {
 		failed |= shm_detach(64);
 		failed |= shm_detach(256);
-		failed |= dontneed(64);
+		failed |= dontneed(64, 0);
+		failed |= dontneed(64, 24);
+		failed |= rule_off();
 	} else {
 		printf("global flushes not measured: %s\n", why);
 	}

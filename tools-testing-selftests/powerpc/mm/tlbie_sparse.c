@@ -9,11 +9,20 @@
  *  - MADV_DONTNEED of 64MB of shared memory with 2 dirty pages per page
  *    table: core mm flushes each page table's 2 pages on their own;
  *  - munmap() of 64 adjacent shared VMAs of 4 pages each, in one call: a
- *    batch per VMA.
+ *    batch per VMA;
+ *  - a thread exits after touching a page table's worth (32 pages with
+ *    64K pages) of its stack;
+ *  - mprotect() and MADV_DONTNEED of 64MB of private memory with only its
+ *    first page table present: one flush, at the operation's end.
  * Each must issue no whole-PID tlbie (but one for the page tables munmap()
  * frees), and at least one per-page tlbie per page it drops: the pages
  * are flushed, and nothing more than they need. A measurement with more
  * whole-PID tlbie is taken again, up to TLBIE_TRIES times in all.
+ *
+ * MADV_DONTNEED of 64MB of shared memory with only its first page table
+ * dirty is the one sparse shape the batch rule flushes by PID: core mm
+ * flushes that page table before it has seen the rest of the range. It
+ * must issue at most that one whole-PID tlbie.
  */
 #define _GNU_SOURCE
 #include <alloca.h>
@@ -28,6 +37,7 @@
 
 #define NR_EXITS	8
 #define STACK_PAGES	4
+#define STACK_TABLE	32	/* a page table's pages with 64K pages */
 #define NR_VMAS		64
 #define VMA_PAGES	4
 #define SPARSE_MIB	64
@@ -58,17 +68,18 @@ static enum tlbie_verdict judge(const char *label, const struct tlbie_counts *c,
 
 static void *stack_toucher(void *arg)
 {
-	char *stack = alloca(STACK_PAGES * page_size + STACK_KEEP);
+	long pages = (long)arg;
+	char *stack = alloca(pages * page_size + STACK_KEEP);
 	int i;
 
-	for (i = 0; i < STACK_PAGES; i++)
+	for (i = 0; i < pages; i++)
 		stack[i * page_size] = 1;
 	/* Keep the stores: nothing reads them */
 	__asm__ __volatile__("" : : "r"(stack) : "memory");
 	return NULL;
 }
 
-static int exit_threads(struct tlbie_counts *c)
+static int exit_threads(long pages, struct tlbie_counts *c)
 {
 	pthread_t thread;
 	int i;
@@ -76,25 +87,77 @@ static int exit_threads(struct tlbie_counts *c)
 	if (tlbie_count_start())
 		return -1;
 	for (i = 0; i < NR_EXITS; i++)
-		if (pthread_create(&thread, NULL, stack_toucher, NULL) ||
+		if (pthread_create(&thread, NULL, stack_toucher, (void *)pages) ||
 		    pthread_join(thread, NULL))
 			return -1;
 	return tlbie_count_stop(c);
 }
 
-static int thread_exit(void)
+static int thread_exit(long pages)
 {
 	enum tlbie_verdict v;
 	struct tlbie_counts c;
 	pthread_t thread;
+	char label[40];
 	int tries = 0;
 
+	snprintf(label, sizeof(label), "thread_exit_x8_%ld_pages", pages);
 	/* The first thread maps its stack; later ones reuse it from glibc's cache */
-	FAIL_IF(pthread_create(&thread, NULL, stack_toucher, NULL));
+	FAIL_IF(pthread_create(&thread, NULL, stack_toucher, (void *)pages));
 	FAIL_IF(pthread_join(thread, NULL));
 	do {
-		FAIL_IF(exit_threads(&c));
-		v = judge("thread_exit_x8", &c, NR_EXITS * STACK_PAGES, 0);
+		FAIL_IF(exit_threads(pages, &c));
+		v = judge(label, &c, NR_EXITS * pages, 0);
+	} while (tlbie_measure_again(v, &tries));
+	return v != TLBIE_PASS;
+}
+
+enum first_table_op { FIRST_MPROTECT, FIRST_DONTNEED, FIRST_DONTNEED_SHARED };
+
+/*
+ * @op on 64MB from a page-table boundary with only the first page table
+ * present (written: dirty, for shared memory)
+ */
+static int first_table_only(enum first_table_op op)
+{
+	static const char * const label[] = {
+		[FIRST_MPROTECT] = "mprotect_64M_first_pmd",
+		[FIRST_DONTNEED] = "madv_dontneed_64M_first_pmd",
+		[FIRST_DONTNEED_SHARED] = "madv_dontneed_shared_64M_first_pmd",
+	};
+	size_t len = (size_t)SPARSE_MIB << 20, off;
+	unsigned long pages = TLBIE_PMD_SPAN / page_size;
+	enum tlbie_verdict v;
+	struct tlbie_counts c;
+	int tries = 0, rc;
+	char *p, *base;
+
+	do {
+		if (op == FIRST_DONTNEED_SHARED) {
+			base = p = tlbie_map_shared(len, 1);
+			FAIL_IF(!p);
+			FAIL_IF(madvise(p, len, MADV_DONTNEED));
+		} else {
+			base = mmap(NULL, len + TLBIE_PMD_SPAN, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			FAIL_IF(base == MAP_FAILED);
+			p = tlbie_pmd_align(base);
+			FAIL_IF(madvise(p, len, MADV_NOHUGEPAGE));
+		}
+		for (off = 0; off < TLBIE_PMD_SPAN; off += page_size)
+			p[off] = 1;
+		FAIL_IF(tlbie_count_start());
+		if (op == FIRST_MPROTECT)
+			rc = mprotect(p, len, PROT_READ);
+		else
+			rc = madvise(p, len, MADV_DONTNEED);
+		FAIL_IF(rc);
+		FAIL_IF(tlbie_count_stop(&c));
+		munmap(base, op == FIRST_DONTNEED_SHARED ? len : len + TLBIE_PMD_SPAN);
+		if (op == FIRST_DONTNEED_SHARED)
+			v = judge(label[op], &c, 0, 1);
+		else
+			v = judge(label[op], &c, pages, 0);
 	} while (tlbie_measure_again(v, &tries));
 	return v != TLBIE_PASS;
 }
@@ -160,9 +223,13 @@ static int test_sparse(void)
 	why = tlbie_global_unavailable();
 	SKIP_IF_MSG(why, why);
 
-	failed |= thread_exit();
+	failed |= thread_exit(STACK_PAGES);
+	failed |= thread_exit(STACK_TABLE);
 	failed |= sparse_dontneed();
 	failed |= multi_vma_munmap();
+	failed |= first_table_only(FIRST_MPROTECT);
+	failed |= first_table_only(FIRST_DONTNEED);
+	failed |= first_table_only(FIRST_DONTNEED_SHARED);
 
 	tlbie_sibling_stop(&sibling);
 	tlbie_count_close();

@@ -7,7 +7,9 @@
  * once more:
  *  - after munmap(), shmdt() and PROT_NONE, every read must fault: a read
  *    that returns anything at all went through a stale translation;
- *  - after MADV_DONTNEED of private memory, every read must return zero.
+ *  - after ftruncate() of a memfd to 0, every read must fault (SIGBUS);
+ *  - after MADV_DONTNEED of private memory, or a hole punched in a memfd,
+ *    every read must return zero.
  *    Each page held its index and a cookie drawn for the case, so its old
  *    data is recognised, and anything else but zero (another page's data,
  *    what a freed and reused page holds now) is stale too. A freed page
@@ -35,6 +37,12 @@
  *    at the end of each page table, so these are flushed in batches (of
  *    32 pages with 64K pages, each below the global ceiling), and every
  *    batch after the first ceiling's worth of pages by the whole PID;
+ *  - shared, dirty, a memfd mapped MAP_SHARED from a page-table boundary,
+ *    one page table + 3 pages, unmapped, truncated to 0 and hole-punched
+ *    (fallocate()): a dense batch that flushes the whole PID followed by a
+ *    3-page batch flushed page by page. Truncate and hole punch free no
+ *    page table, so nothing flushed after the operation's last batch can
+ *    hide a missed flush of the first;
  *  - THP, where the kernel has it: private anonymous memory with
  *    MADV_HUGEPAGE, and a memfd (shmem) with MADV_HUGEPAGE where
  *    shmem_enabled allows it, 2 page tables + 3 pages: two huge pages and
@@ -45,6 +53,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -65,24 +74,27 @@
 #define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
 #define SHARED_TABLES	64	/* page tables of the large shared cases */
 
-enum kind { PRIVATE, SHM, SHARED, THP, SHMEM_THP, HUGETLB };
+enum kind { PRIVATE, SHM, SHARED, MEMFD, THP, SHMEM_THP, HUGETLB };
 
 static const char * const kind_name[] = {
 	[PRIVATE]	= "private",
 	[SHM]		= "sysv_shm",
 	[SHARED]	= "shared",
+	[MEMFD]		= "memfd",
 	[THP]		= "thp",
 	[SHMEM_THP]	= "shmem_thp",
 	[HUGETLB]	= "hugetlb",
 };
 
-enum op { OP_MUNMAP, OP_DONTNEED, OP_PROT_NONE, OP_SHMDT };
+enum op { OP_MUNMAP, OP_DONTNEED, OP_PROT_NONE, OP_SHMDT, OP_TRUNCATE, OP_PUNCH };
 
 static const char * const op_name[] = {
 	[OP_MUNMAP]	= "munmap",
 	[OP_DONTNEED]	= "madv_dontneed",
 	[OP_PROT_NONE]	= "mprotect_none",
 	[OP_SHMDT]	= "shmdt",
+	[OP_TRUNCATE]	= "ftruncate_0",
+	[OP_PUNCH]	= "punch_hole",
 };
 
 /* What the reader writes to page @i after MADV_DONTNEED */
@@ -96,6 +108,7 @@ static const char * const op_name[] = {
 enum { IDLE, HOT, HOLD, HELD, CHECK, CHECKED, QUIT };
 
 static char *area;
+static int memfd = -1;		/* the file behind area, for MEMFD */
 static unsigned long nr_pages;
 static long page_size;
 static uint64_t cookie;
@@ -323,6 +336,7 @@ static int map_region(enum kind kind, size_t len, struct region *r)
 	case SHARED:
 		flags = MAP_SHARED | MAP_ANONYMOUS;
 		break;
+	case MEMFD:
 	case SHMEM_THP:
 		fd = memfd_create("tlbie_stale", 0);
 		if (fd < 0)
@@ -347,7 +361,9 @@ static int map_region(enum kind kind, size_t len, struct region *r)
 	}
 	area = mmap(tlbie_pmd_align(r->base), len, PROT_READ | PROT_WRITE,
 		    flags | MAP_FIXED, fd, 0);
-	if (fd >= 0)
+	if (kind == MEMFD && area != MAP_FAILED)
+		memfd = fd;	/* truncated or punched, closed after the case */
+	else if (fd >= 0)
 		close(fd);
 	if (area == MAP_FAILED)
 		return -1;
@@ -366,6 +382,10 @@ static int apply(enum op op, size_t len)
 		return madvise(area, len, MADV_DONTNEED);
 	case OP_PROT_NONE:
 		return mprotect(area, len, PROT_NONE);
+	case OP_TRUNCATE:
+		return ftruncate(memfd, 0);
+	case OP_PUNCH:
+		return fallocate(memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, len);
 	default:
 		return shmdt(area);
 	}
@@ -389,7 +409,7 @@ static long huge_kb(enum kind kind)
 /* One case; @threaded: another thread reads, else this one. */
 static int one(enum kind kind, enum op op, size_t len, bool threaded)
 {
-	bool want_fault = op != OP_DONTNEED;
+	bool want_zero = op == OP_DONTNEED || op == OP_PUNCH;
 	unsigned long i, lost = 0;
 	struct region r;
 	char what[160];
@@ -408,7 +428,7 @@ static int one(enum kind kind, enum op op, size_t len, bool threaded)
 	}
 	nr_pages = len / page_size;
 	cookie = ((uint64_t)random() << 33 ^ (uint64_t)random() << 2 ^ random()) | 1;
-	mark = threaded && op == OP_DONTNEED;
+	mark = threaded && want_zero;
 	for (i = 0; i < nr_pages; i++) {
 		uint64_t *p = (uint64_t *)(area + i * page_size);
 
@@ -452,16 +472,20 @@ static int one(enum kind kind, enum op op, size_t len, bool threaded)
 		printf(", %lu reader's writes lost", lost);
 	printf("\n");
 
-	if (op == OP_DONTNEED || op == OP_PROT_NONE)
+	if (op != OP_MUNMAP && op != OP_SHMDT)
 		munmap(area, len);
+	if (memfd >= 0) {
+		close(memfd);
+		memfd = -1;
+	}
 	if (r.base) {	/* what is left of the reservation, around area */
 		if (area > r.base)
 			munmap(r.base, area - r.base);
 		munmap(area + len, r.base + r.base_len - (area + len));
 	}
-	if (rc || (want_fault ? faults : zeroes) != nr_pages || lost || tail_bad) {
+	if (rc || (want_zero ? zeroes : faults) != nr_pages || lost || tail_bad) {
 		printf("stale translation: want every page to %s\n",
-		       want_fault ? "fault" : "read zero, and keep what the reader wrote");
+		       want_zero ? "read zero, and keep what the reader wrote" : "fault");
 		return 1;
 	}
 	return 0;
@@ -471,7 +495,7 @@ static int test_stale(void)
 {
 	int cpus[2], ceiling = 33, local_ceiling = 256, failed = 0, t, op;
 	const char *no_thp, *no_shmem_thp, *no_hugetlb;
-	size_t small[6], shared[2], thp, huge_size = 0;
+	size_t small[6], shared[2], thp, memfd_len, huge_size = 0;
 	unsigned long huge_need = 0;
 	pthread_t thread;
 	unsigned int i;
@@ -495,6 +519,7 @@ static int test_stale(void)
 	shared[0] = 2 * TLBIE_PMD_SPAN + 3 * page_size;
 	shared[1] = SHARED_TABLES * TLBIE_PMD_SPAN;
 	thp = 2 * TLBIE_PMD_SPAN + 3 * page_size;
+	memfd_len = TLBIE_PMD_SPAN + 3 * page_size;
 
 	no_thp = thp_unavailable("enabled");
 	no_shmem_thp = thp_unavailable("shmem_enabled");
@@ -525,6 +550,9 @@ static int test_stale(void)
 			failed |= one(SHM, OP_SHMDT, shared[i], t);
 			failed |= one(SHARED, OP_MUNMAP, shared[i], t);
 		}
+		failed |= one(MEMFD, OP_MUNMAP, memfd_len, t);
+		failed |= one(MEMFD, OP_TRUNCATE, memfd_len, t);
+		failed |= one(MEMFD, OP_PUNCH, memfd_len, t);
 		for (op = OP_MUNMAP; !no_thp && op <= OP_PROT_NONE; op++)
 			failed |= one(THP, op, thp, t);
 		if (!no_shmem_thp)
