@@ -13,13 +13,13 @@
 #include "radix_flush.h"
 
 /* The defaults of radix_tlb.c: above 33 pages global, 256 local */
-#define GLOBAL_CEILING	33
-#define LOCAL_CEILING	256
+#define GLOBAL		33
+#define LOCAL		256
 
 /* Instructions a whole-PID flush takes */
 #define TLBIE		1	/* tlbie, any CPU */
-#define P10_TLBIEL	1	/* tlbiel, ISA v3.1 */
-#define P9_TLBIEL	128	/* tlbiel, one per set (POWER9_TLB_SETS_RADIX) */
+#define P10		1	/* tlbiel, ISA v3.1 */
+#define P9		128	/* tlbiel, one per set (POWER9_TLB_SETS_RADIX) */
 
 #define ALONE		0	/* range: not part of a larger operation */
 #define FORCED		true	/* flushed mid-operation for delayed rmap */
@@ -37,43 +37,43 @@ struct flush_case {
 
 static const struct flush_case flush_cases[] = {
 	/* A flush on its own: the ceiling alone decides */
-	{ "global, 1 page",		      1,       ALONE, LAST, GLOBAL_CEILING, TLBIE, false },
-	{ "global, one 2MB PMD of 64K pages", 32,      ALONE, LAST, GLOBAL_CEILING, TLBIE, false },
-	{ "global, at the ceiling",	      33,      ALONE, LAST, GLOBAL_CEILING, TLBIE, false },
-	{ "global, ceiling + 1",	      34,      ALONE, LAST, GLOBAL_CEILING, TLBIE, true },
-	{ "local P9, at the ceiling",	      256,     ALONE, LAST, LOCAL_CEILING, P9_TLBIEL, false },
-	{ "local P9, ceiling + 1",	      257,     ALONE, LAST, LOCAL_CEILING, P9_TLBIEL, true },
-	{ "local P10, at the ceiling",	      256,     ALONE, LAST, LOCAL_CEILING, P10_TLBIEL, false },
-	{ "local P10, ceiling + 1",	      257,     ALONE, LAST, LOCAL_CEILING, P10_TLBIEL, true },
-	{ "ceiling 0 flushes the PID always", 1,       ALONE, LAST, 0, TLBIE, true },
-	{ "ceiling 1, 1 page",		      1,       ALONE, LAST, 1, TLBIE, false },
-	{ "ceiling 1, 2 pages",		      2,       ALONE, LAST, 1, TLBIE, true },
-	{ "ceiling U32_MAX, U32_MAX pages",   U32_MAX, ALONE, LAST, U32_MAX, TLBIE, false },
+	{ "global, 1 page",                       1,       ALONE, LAST,   GLOBAL,  TLBIE, false },
+	{ "global, one 2MB PMD of 64K pages",     32,      ALONE, LAST,   GLOBAL,  TLBIE, false },
+	{ "global, at the ceiling",               33,      ALONE, LAST,   GLOBAL,  TLBIE, false },
+	{ "global, ceiling + 1",                  34,      ALONE, LAST,   GLOBAL,  TLBIE, true },
+	{ "local P9, at the ceiling",             256,     ALONE, LAST,   LOCAL,   P9,    false },
+	{ "local P9, ceiling + 1",                257,     ALONE, LAST,   LOCAL,   P9,    true },
+	{ "local P10, at the ceiling",            256,     ALONE, LAST,   LOCAL,   P10,   false },
+	{ "local P10, ceiling + 1",               257,     ALONE, LAST,   LOCAL,   P10,   true },
+	{ "ceiling 0 flushes the PID always",     1,       ALONE, LAST,   0,       TLBIE, true },
+	{ "ceiling 1, 1 page",                    1,       ALONE, LAST,   1,       TLBIE, false },
+	{ "ceiling 1, 2 pages",                   2,       ALONE, LAST,   1,       TLBIE, true },
+	{ "ceiling U32_MAX, U32_MAX pages",       U32_MAX, ALONE, LAST,   U32_MAX, TLBIE, false },
 
 	/* A batch of a larger operation: each condition at its boundary */
-	{ "forced PMD batch of 64MB",	      32,  1024, FORCED, GLOBAL_CEILING, TLBIE, true },
-	{ "last PMD batch of 64MB",	      32,  1024, LAST,   GLOBAL_CEILING, TLBIE, false },
+	{ "forced PMD batch of 64MB",             32,      1024,  FORCED, GLOBAL,  TLBIE, true },
+	{ "last PMD batch of 64MB",               32,      1024,  LAST,   GLOBAL,  TLBIE, false },
 	/* Only the range differs in these two: it decides */
-	{ "forced PMD batch, range at ceiling", 32, 33,  FORCED, GLOBAL_CEILING, TLBIE, false },
-	{ "forced PMD batch, range ceiling+1", 32,  34,  FORCED, GLOBAL_CEILING, TLBIE, true },
-	{ "forced batch, one PMD range",      32,  32,   FORCED, GLOBAL_CEILING, TLBIE, false },
-	{ "forced batch, half the ceiling",   16,  1024, FORCED, GLOBAL_CEILING, TLBIE, false },
-	{ "forced batch, above half",	      17,  1024, FORCED, GLOBAL_CEILING, TLBIE, true },
-	{ "even ceiling, batch half",	      17,  1024, FORCED, 34, TLBIE, false },
-	{ "even ceiling, batch above half",   18,  1024, FORCED, 34, TLBIE, true },
-	{ "forced 2-page batch of 64MB",      2,   1024, FORCED, GLOBAL_CEILING, TLBIE, false },
-	{ "forced 1-page batch of 64MB",      1,   1024, FORCED, GLOBAL_CEILING, TLBIE, false },
-	{ "8 pages of an 8MB stack, last",    8,   128,  LAST,   GLOBAL_CEILING, TLBIE, false },
-	{ "ceiling 1, forced 1-page batch",   1,   1024, FORCED, 1, TLBIE, false },
-	{ "local P10, forced PMD batch",      32,  1024, FORCED, LOCAL_CEILING, P10_TLBIEL, false },
-	{ "local P10, batch half the ceiling", 128, 1024, FORCED, LOCAL_CEILING, P10_TLBIEL, false },
-	{ "local P10, batch above half",      129, 1024, FORCED, LOCAL_CEILING, P10_TLBIEL, true },
-	{ "local P9, batch above half",	      129, 1024, FORCED, LOCAL_CEILING, P9_TLBIEL, true },
-	{ "local P10, ceiling 40, PMD batch", 32,  1024, FORCED, 40, P10_TLBIEL, true },
-	{ "local P9, ceiling 40, PMD batch",  32,  1024, FORCED, 40, P9_TLBIEL, false },
-	{ "local P9 tuned, PID costs more",   100, 1024, FORCED, 150, P9_TLBIEL, false },
-	{ "local P9 tuned, PID costs less",   129, 1024, FORCED, 150, P9_TLBIEL, true },
-	{ "batch above the ceiling, small range", 40, 10, LAST, GLOBAL_CEILING, TLBIE, true },
+	{ "forced PMD batch, range at ceiling",   32,      33,    FORCED, GLOBAL,  TLBIE, false },
+	{ "forced PMD batch, range ceiling+1",    32,      34,    FORCED, GLOBAL,  TLBIE, true },
+	{ "forced batch, one PMD range",          32,      32,    FORCED, GLOBAL,  TLBIE, false },
+	{ "forced batch, half the ceiling",       16,      1024,  FORCED, GLOBAL,  TLBIE, false },
+	{ "forced batch, above half",             17,      1024,  FORCED, GLOBAL,  TLBIE, true },
+	{ "even ceiling, batch half",             17,      1024,  FORCED, 34,      TLBIE, false },
+	{ "even ceiling, batch above half",       18,      1024,  FORCED, 34,      TLBIE, true },
+	{ "forced 2-page batch of 64MB",          2,       1024,  FORCED, GLOBAL,  TLBIE, false },
+	{ "forced 1-page batch of 64MB",          1,       1024,  FORCED, GLOBAL,  TLBIE, false },
+	{ "8 pages of an 8MB stack, last",        8,       128,   LAST,   GLOBAL,  TLBIE, false },
+	{ "ceiling 1, forced 1-page batch",       1,       1024,  FORCED, 1,       TLBIE, false },
+	{ "local P10, forced PMD batch",          32,      1024,  FORCED, LOCAL,   P10,   false },
+	{ "local P10, batch half the ceiling",    128,     1024,  FORCED, LOCAL,   P10,   false },
+	{ "local P10, batch above half",          129,     1024,  FORCED, LOCAL,   P10,   true },
+	{ "local P9, batch above half",           129,     1024,  FORCED, LOCAL,   P9,    true },
+	{ "local P10, ceiling 40, PMD batch",     32,      1024,  FORCED, 40,      P10,   true },
+	{ "local P9, ceiling 40, PMD batch",      32,      1024,  FORCED, 40,      P9,    false },
+	{ "local P9 tuned, PID costs more",       100,     1024,  FORCED, 150,     P9,    false },
+	{ "local P9 tuned, PID costs less",       129,     1024,  FORCED, 150,     P9,    true },
+	{ "batch above the ceiling, small range", 40,      10,    LAST,   GLOBAL,  TLBIE, true },
 };
 
 static void flush_case_desc(const struct flush_case *c, char *desc)
@@ -177,7 +177,7 @@ static void radix_flush_batches_test(struct kunit *test)
 		tlb.start = tlb.entire_start + i * c->stride;
 		tlb.end = tlb.start + c->batch;
 		if (radix_tlb_batch_flush_pid(&tlb, c->shift, !c->rule_off,
-					      GLOBAL_CEILING, TLBIE))
+					      GLOBAL, TLBIE))
 			pid++;
 	}
 	KUNIT_EXPECT_EQ(test, pid, c->want_pid);

@@ -79,8 +79,8 @@ static enum tlbie_verdict judge(const char *label, const struct tlbie_counts *c,
 	batches(start, len, &dense, &small);
 	pid = dense + freed_tables;
 	tlbie_counts_print(label, c);
-	printf("%s: %lu dense page tables, %lu pages in small ones: want per-page <= %lu, whole-PID %lu%s\n",
-	       label, dense, small, small, pid,
+	printf("%s: %lu dense page tables, %lu pages in small ones\n", label, dense, small);
+	printf("%s: want per-page <= %lu, whole-PID %lu%s\n", label, small, pid,
 	       freed_tables ? ", PWC flushes >= 1" : "");
 	if (c->global_page > small || c->global_pid > pid)
 		return TLBIE_TOO_MANY;
@@ -141,14 +141,14 @@ static int rule_off(void)
 	int rc;
 
 	if (tlbie_write_restored("/sys/kernel/debug/" BATCH_RULE, "N")) {
-		printf("rule_off: cannot write %s\n", BATCH_RULE);
+		printf("shmdt_64M_rule_off: cannot write %s\n", BATCH_RULE);
 		return 1;
 	}
 	rc = tlbie_count_shmdt(len, &c, &p);
 	tlbie_write_restored("/sys/kernel/debug/" BATCH_RULE, "Y");
 	FAIL_IF(rc);
 	tlbie_counts_print("shmdt_64M_rule_off", &c);
-	printf("rule_off: want per-page >= %lu, whole-PID <= 1\n", pages);
+	printf("shmdt_64M_rule_off: want per-page >= %lu, whole-PID <= 1\n", pages);
 	return c.global_page < pages || c.global_pid > 1;
 }
 

@@ -134,8 +134,9 @@ static int first_table_only(enum first_table_op op)
 
 	do {
 		if (op == FIRST_DONTNEED_SHARED) {
-			base = p = tlbie_map_shared(len, 1);
+			p = tlbie_map_shared(len, 1);
 			FAIL_IF(!p);
+			base = p;
 			FAIL_IF(madvise(p, len, MADV_DONTNEED));
 		} else {
 			base = mmap(NULL, len + TLBIE_PMD_SPAN, PROT_READ | PROT_WRITE,

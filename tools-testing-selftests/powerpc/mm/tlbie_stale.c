@@ -35,8 +35,8 @@
  *    memory unmapped, from a page-table boundary, 2 page tables + 3 pages
  *    and 64 page tables, small pages: core mm flushes shared dirty pages
  *    at the end of each page table, so these are flushed in batches (of
- *    32 pages with 64K pages, each below the global ceiling), and every
- *    batch after the first ceiling's worth of pages by the whole PID;
+ *    32 pages with 64K pages, each below the global ceiling), each
+ *    batch of more than half the ceiling by the whole PID;
  *  - shared, dirty, a memfd mapped MAP_SHARED from a page-table boundary,
  *    one page table + 3 pages, unmapped, truncated to 0 and hole-punched
  *    (fallocate()): a dense batch that flushes the whole PID followed by a
