@@ -7,7 +7,6 @@
  * these tables, so review sees what it does.
  */
 #include <kunit/test.h>
-#include <linux/minmax.h>
 #include <linux/sizes.h>
 
 #include "radix_flush.h"
@@ -21,15 +20,13 @@
 #define P10		1	/* tlbiel, ISA v3.1 */
 #define P9		128	/* tlbiel, one per set (POWER9_TLB_SETS_RADIX) */
 
-#define ALONE		0	/* range: not part of a larger operation */
-#define FORCED		true	/* flushed mid-operation for delayed rmap */
-#define LAST		false	/* the operation's last flush, or one on its own */
+/* range_pages of a flush decided on its own pages: not a forced batch */
+#define ALONE		0
 
 struct flush_case {
 	const char *what;
 	unsigned long nr_pages;
 	unsigned long range_pages;
-	bool forced;
 	unsigned long ceiling;
 	unsigned long pid_cost;
 	bool pid;
@@ -37,51 +34,50 @@ struct flush_case {
 
 static const struct flush_case flush_cases[] = {
 	/* A flush on its own: the ceiling alone decides */
-	{ "global, 1 page",                       1,       ALONE, LAST,   GLOBAL,  TLBIE, false },
-	{ "global, one 2MB PMD of 64K pages",     32,      ALONE, LAST,   GLOBAL,  TLBIE, false },
-	{ "global, at the ceiling",               33,      ALONE, LAST,   GLOBAL,  TLBIE, false },
-	{ "global, ceiling + 1",                  34,      ALONE, LAST,   GLOBAL,  TLBIE, true },
-	{ "local P9, at the ceiling",             256,     ALONE, LAST,   LOCAL,   P9,    false },
-	{ "local P9, ceiling + 1",                257,     ALONE, LAST,   LOCAL,   P9,    true },
-	{ "local P10, at the ceiling",            256,     ALONE, LAST,   LOCAL,   P10,   false },
-	{ "local P10, ceiling + 1",               257,     ALONE, LAST,   LOCAL,   P10,   true },
-	{ "ceiling 0 flushes the PID always",     1,       ALONE, LAST,   0,       TLBIE, true },
-	{ "ceiling 1, 1 page",                    1,       ALONE, LAST,   1,       TLBIE, false },
-	{ "ceiling 1, 2 pages",                   2,       ALONE, LAST,   1,       TLBIE, true },
-	{ "ceiling U32_MAX, U32_MAX pages",       U32_MAX, ALONE, LAST,   U32_MAX, TLBIE, false },
+	{ "global, 1 page",                     1,       ALONE, GLOBAL,  TLBIE, false },
+	{ "global, one 2MB PMD of 64K pages",   32,      ALONE, GLOBAL,  TLBIE, false },
+	{ "global, at the ceiling",             33,      ALONE, GLOBAL,  TLBIE, false },
+	{ "global, ceiling + 1",                34,      ALONE, GLOBAL,  TLBIE, true },
+	{ "local P9, at the ceiling",           256,     ALONE, LOCAL,   P9,    false },
+	{ "local P9, ceiling + 1",              257,     ALONE, LOCAL,   P9,    true },
+	{ "local P10, at the ceiling",          256,     ALONE, LOCAL,   P10,   false },
+	{ "local P10, ceiling + 1",             257,     ALONE, LOCAL,   P10,   true },
+	{ "ceiling 0 flushes the PID always",   1,       ALONE, 0,       TLBIE, true },
+	{ "ceiling 1, 1 page",                  1,       ALONE, 1,       TLBIE, false },
+	{ "ceiling 1, 2 pages",                 2,       ALONE, 1,       TLBIE, true },
+	{ "ceiling U32_MAX, U32_MAX pages",     U32_MAX, ALONE, U32_MAX, TLBIE, false },
 
 	/* A batch of a larger operation: each condition at its boundary */
-	{ "forced PMD batch of 64MB",             32,      1024,  FORCED, GLOBAL,  TLBIE, true },
-	{ "last PMD batch of 64MB",               32,      1024,  LAST,   GLOBAL,  TLBIE, false },
+	{ "forced PMD batch of 64MB",           32,      1024,  GLOBAL,  TLBIE, true },
+	{ "PMD at the end of a 64MB zap",       32,      ALONE, GLOBAL,  TLBIE, false },
 	/* Only the range differs in these two: it decides */
-	{ "forced PMD batch, range at ceiling",   32,      33,    FORCED, GLOBAL,  TLBIE, false },
-	{ "forced PMD batch, range ceiling+1",    32,      34,    FORCED, GLOBAL,  TLBIE, true },
-	{ "forced batch, one PMD range",          32,      32,    FORCED, GLOBAL,  TLBIE, false },
-	{ "forced batch, half the ceiling",       16,      1024,  FORCED, GLOBAL,  TLBIE, false },
-	{ "forced batch, above half",             17,      1024,  FORCED, GLOBAL,  TLBIE, true },
-	{ "even ceiling, batch half",             17,      1024,  FORCED, 34,      TLBIE, false },
-	{ "even ceiling, batch above half",       18,      1024,  FORCED, 34,      TLBIE, true },
-	{ "forced 2-page batch of 64MB",          2,       1024,  FORCED, GLOBAL,  TLBIE, false },
-	{ "forced 1-page batch of 64MB",          1,       1024,  FORCED, GLOBAL,  TLBIE, false },
-	{ "8 pages of an 8MB stack, last",        8,       128,   LAST,   GLOBAL,  TLBIE, false },
-	{ "ceiling 1, forced 1-page batch",       1,       1024,  FORCED, 1,       TLBIE, false },
-	{ "local P10, forced PMD batch",          32,      1024,  FORCED, LOCAL,   P10,   false },
-	{ "local P10, batch half the ceiling",    128,     1024,  FORCED, LOCAL,   P10,   false },
-	{ "local P10, batch above half",          129,     1024,  FORCED, LOCAL,   P10,   true },
-	{ "local P9, batch above half",           129,     1024,  FORCED, LOCAL,   P9,    true },
-	{ "local P10, ceiling 40, PMD batch",     32,      1024,  FORCED, 40,      P10,   true },
-	{ "local P9, ceiling 40, PMD batch",      32,      1024,  FORCED, 40,      P9,    false },
-	{ "local P9 tuned, PID costs more",       100,     1024,  FORCED, 150,     P9,    false },
-	{ "local P9 tuned, PID costs less",       129,     1024,  FORCED, 150,     P9,    true },
-	{ "batch above the ceiling, small range", 40,      10,    LAST,   GLOBAL,  TLBIE, true },
+	{ "forced PMD batch, range at ceiling", 32,      33,    GLOBAL,  TLBIE, false },
+	{ "forced PMD batch, range ceiling+1",  32,      34,    GLOBAL,  TLBIE, true },
+	{ "forced batch, one PMD range",        32,      32,    GLOBAL,  TLBIE, false },
+	{ "forced batch, half the ceiling",     16,      1024,  GLOBAL,  TLBIE, false },
+	{ "forced batch, above half",           17,      1024,  GLOBAL,  TLBIE, true },
+	{ "even ceiling, batch half",           17,      1024,  34,      TLBIE, false },
+	{ "even ceiling, batch above half",     18,      1024,  34,      TLBIE, true },
+	{ "forced 2-page batch of 64MB",        2,       1024,  GLOBAL,  TLBIE, false },
+	{ "forced 1-page batch of 64MB",        1,       1024,  GLOBAL,  TLBIE, false },
+	{ "8 pages of an 8MB stack, alone",     8,       ALONE, GLOBAL,  TLBIE, false },
+	{ "ceiling 1, forced 1-page batch",     1,       1024,  1,       TLBIE, false },
+	{ "local P10, forced PMD batch",        32,      1024,  LOCAL,   P10,   false },
+	{ "local P10, batch half the ceiling",  128,     1024,  LOCAL,   P10,   false },
+	{ "local P10, batch above half",        129,     1024,  LOCAL,   P10,   true },
+	{ "local P9, batch above half",         129,     1024,  LOCAL,   P9,    true },
+	{ "local P10, ceiling 40, PMD batch",   32,      1024,  40,      P10,   true },
+	{ "local P9, ceiling 40, PMD batch",    32,      1024,  40,      P9,    false },
+	{ "local P9 tuned, PID costs more",     100,     1024,  150,     P9,    false },
+	{ "local P9 tuned, PID costs less",     129,     1024,  150,     P9,    true },
+	{ "batch above the ceiling, range 10",  40,      10,    GLOBAL,  TLBIE, true },
 };
 
 static void flush_case_desc(const struct flush_case *c, char *desc)
 {
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE,
-		 "%s: %lu pages, range %lu, %s, ceiling %lu, PID cost %lu",
-		 c->what, c->nr_pages, c->range_pages, c->forced ? "forced" : "last",
-		 c->ceiling, c->pid_cost);
+		 "%s: %lu pages, range %lu, ceiling %lu, PID cost %lu",
+		 c->what, c->nr_pages, c->range_pages, c->ceiling, c->pid_cost);
 }
 
 KUNIT_ARRAY_PARAM(flush, flush_cases, flush_case_desc);
@@ -89,17 +85,19 @@ KUNIT_ARRAY_PARAM(flush, flush_cases, flush_case_desc);
 static void radix_flush_decision_test(struct kunit *test)
 {
 	const struct flush_case *c = test->param_value;
-	unsigned long range = max(c->nr_pages, c->range_pages);
 
-	KUNIT_EXPECT_EQ(test, radix_flush_pid_wanted(c->nr_pages, range, c->forced,
-						     c->ceiling, c->pid_cost), c->pid);
+	KUNIT_EXPECT_EQ(test, radix_range_flush_pid(c->nr_pages, c->range_pages,
+						    c->ceiling, c->pid_cost), c->pid);
+	/* On its own, the ceiling alone decides */
+	KUNIT_EXPECT_EQ(test, radix_range_flush_pid(c->nr_pages, ALONE, c->ceiling, c->pid_cost),
+			radix_flush_pid_wanted(c->nr_pages, c->ceiling));
 }
 
 /*
  * The wiring: what radix__tlb_flush() decides for a sequence of batches of
  * one operation, with the mmu_gather set up as core mm sets it up
  * (tlb_gather_mmu() with the operation's range, then per batch the
- * gathered range, and delayed_rmap for a batch flushed before its page
+ * gathered range, and early_flush for a batch flushed before its page
  * table lock is dropped).
  */
 struct op_case {
@@ -109,10 +107,13 @@ struct op_case {
 	unsigned long batch;		/* bytes gathered per batch */
 	unsigned long stride;		/* bytes from one batch to the next */
 	unsigned int nr_batches;
-	bool forced;			/* each batch flushed for delayed rmap */
+	bool forced;			/* each batch an early flush */
 	bool rule_off;			/* the debugfs switch off */
 	unsigned int want_pid;		/* whole-PID flushes expected */
 };
+
+#define FORCED		true	/* zap_pte_range() flushes before the PTL drop */
+#define LAST		false	/* a flush that holds all the operation gathered */
 
 #define SZ_64K_SHIFT	16
 #define SZ_4K_SHIFT	12
@@ -169,15 +170,18 @@ static void radix_flush_batches_test(struct kunit *test)
 	struct mmu_gather tlb = {
 		.entire_start = 0x7fff00000000UL,
 		.entire_end = 0x7fff00000000UL + c->entire,
-		.delayed_rmap = c->forced,
+		.early_flush = c->forced,
 	};
 	unsigned int i, pid = 0;
 
 	for (i = 0; i < c->nr_batches; i++) {
+		unsigned long range = radix_tlb_batch_range(&tlb, !c->rule_off);
+
 		tlb.start = tlb.entire_start + i * c->stride;
 		tlb.end = tlb.start + c->batch;
-		if (radix_tlb_batch_flush_pid(&tlb, c->shift, !c->rule_off,
-					      GLOBAL, TLBIE))
+		/* As __radix__flush_tlb_range_psize() does with its arguments */
+		if (radix_range_flush_pid((tlb.end - tlb.start) >> c->shift, range >> c->shift,
+					  GLOBAL, TLBIE))
 			pid++;
 	}
 	KUNIT_EXPECT_EQ(test, pid, c->want_pid);

@@ -539,7 +539,7 @@ enum { MEMFD_PUNCH, MEMFD_TRUNCATE, MEMFD_REMOVE, MEMFD_DONTNEED, MEMFD_MUNMAP }
  */
 static int memfd_op(struct bench *b, struct tlbie_counts *c, int op, unsigned long tables)
 {
-	size_t len = b->size, dirty = tables ? tables * pmd_size : len;
+	size_t len = b->size, dirty = tables ? tables * TLBIE_PMD_SPAN : len;
 	unsigned long long t;
 	char *base, *p;
 	int fd, rc;
@@ -549,7 +549,7 @@ static int memfd_op(struct bench *b, struct tlbie_counts *c, int op, unsigned lo
 	fd = memfd_create("tlbie_bench", 0);
 	if (fd < 0)
 		return -1;
-	base = mmap(NULL, len + pmd_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	base = mmap(NULL, len + TLBIE_PMD_SPAN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ftruncate(fd, len) || base == MAP_FAILED) {
 		close(fd);
 		return -1;
@@ -558,7 +558,7 @@ static int memfd_op(struct bench *b, struct tlbie_counts *c, int op, unsigned lo
 		 fd, 0);
 	if (p == MAP_FAILED) {
 		close(fd);
-		munmap(base, len + pmd_size);
+		munmap(base, len + TLBIE_PMD_SPAN);
 		return -1;
 	}
 	madvise(p, len, MADV_NOHUGEPAGE);
@@ -586,7 +586,7 @@ static int memfd_op(struct bench *b, struct tlbie_counts *c, int op, unsigned lo
 	b->ns += now_ns() - t;
 	if (count_stop(c))
 		rc = -1;
-	munmap(base, len + pmd_size);
+	munmap(base, len + TLBIE_PMD_SPAN);
 	close(fd);
 	return rc;
 }
@@ -604,14 +604,14 @@ static int run_memfd_first(struct bench *b, struct tlbie_counts *c, int unused)
 /* -s MiB of private memory with its first -w page tables present, then @op */
 static int run_first(struct bench *b, struct tlbie_counts *c, int op)
 {
-	size_t len = b->size, present = b->pages * pmd_size;
+	size_t len = b->size, present = b->pages * TLBIE_PMD_SPAN;
 	unsigned long long t;
 	char *base, *p;
 	int rc;
 
 	if (present > len)
 		return -1;
-	base = mmap(NULL, len + pmd_size, PROT_READ | PROT_WRITE,
+	base = mmap(NULL, len + TLBIE_PMD_SPAN, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (base == MAP_FAILED)
 		return -1;
@@ -626,7 +626,7 @@ static int run_first(struct bench *b, struct tlbie_counts *c, int op)
 	else
 		rc = mprotect(p, len, PROT_READ);
 	b->ns += now_ns() - t;
-	munmap(base, len + pmd_size);
+	munmap(base, len + TLBIE_PMD_SPAN);
 	if (count_stop(c) || rc)
 		return -1;
 	return 0;
