@@ -60,14 +60,16 @@
  * flushes; the chase times are means per access. The counts (the fields
  * of tlbie_counts_print()) are those of the iteration that issued the
  * fewest invalidations, and spread is how many more the iteration that
- * issued the most did: an iteration can issue one or two more when a
- * reschedule point splits one page table's flush (zap_pte_range() stops
- * at need_resched()) or another process flushes meanwhile, so the
- * fewest is what the operation itself issues. The periodic mm_cpumask
- * trim (a local whole-PID flush; its clock ticks once per flush call,
- * not per instruction) falls in some iterations only, and is left out
- * too. Both leave-outs favour the series: a split costs only it one
- * flush more, and a trim costs both kernels alike.
+ * issued the most did: an iteration can issue more when a reschedule
+ * point splits one page table's flush (zap_pte_range() stops at
+ * need_resched()) or another process flushes meanwhile, so the fewest
+ * is what the operation itself issues. The periodic mm_cpumask trim (a
+ * local whole-PID flush; its clock ticks once per flush call, not per
+ * instruction) falls in some iterations only, and is left out too. Both
+ * leave-outs favour the series: a split costs only it (a 32-page batch
+ * cut into 16 and 16 pages is 32 per-page tlbie instead of one whole-PID
+ * flush, cut into 10 and 22 one flush more), and a trim costs both
+ * kernels alike.
  * "counts=none (why)" stands
  * in place of the counts where the powerpc:tlbie tracepoint cannot be
  * used, and "skipped=why" for the whole line where the workload cannot
@@ -626,10 +628,10 @@ static int run_first(struct bench *b, struct tlbie_counts *c, int op)
 	else
 		rc = mprotect(p, len, PROT_READ);
 	b->ns += now_ns() - t;
+	if (count_stop(c))
+		rc = -1;
 	munmap(base, len + TLBIE_PMD_SPAN);
-	if (count_stop(c) || rc)
-		return -1;
-	return 0;
+	return rc;
 }
 
 static const struct workload {
