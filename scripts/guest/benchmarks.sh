@@ -4,12 +4,38 @@
 # /init) and, with scripts/compare --host, on a real machine.
 # Usage: benchmarks.sh [DIR]   DIR holds tlbie_bench (/kselftest/powerpc/mm)
 # Environment: BENCH_SCALE=N multiplies the iteration counts (1);
-#   BENCH_NOCOUNT=1 runs tlbie_bench -n (times without counting overhead).
+#   BENCH_NOCOUNT=1 runs tlbie_bench -n (times without counting overhead);
+#   BENCH_SET=rpti runs, marked (tlbie_bench -m) and with two threads, the
+#   workloads whose global flushes a guest without GTSE asks of the
+#   hypervisor (scripts/compare-rpti counts the requests in QEMU's trace).
 bench=${1:-/kselftest/powerpc/mm}/tlbie_bench
 [ -x "$bench" ] || { echo "benchmarks.sh: no $bench" >&2; exit 1; }
 k=${BENCH_SCALE:-1}
 rc=0
 n=
+if [ "${BENCH_SET:-}" = rpti ]; then
+	m=-m
+	for s in 64 256; do
+		"$bench" $m -t 2 -i $((3 * k)) -s $s shm || rc=1
+		for op in punch truncate remove dontneed munmap; do
+			"$bench" $m -t 2 -i $((3 * k)) -s $s memfd_$op || rc=1
+		done
+	done
+	for w in 1 2 4 8 32; do
+		"$bench" $m -t 2 -i $((3 * k)) -w $w thread_exit || rc=1
+	done
+	for w in 8 32; do
+		"$bench" $m -t 2 -i $((3 * k)) -s 64 -w $w dontneed_sparse || rc=1
+		"$bench" $m -t 2 -i $((3 * k)) -s 64 -w $w mprotect_sparse || rc=1
+	done
+	for w in 1 2; do
+		"$bench" $m -t 2 -i $((3 * k)) -s 64 -w $w shm_sparse || rc=1
+	done
+	for op in mprotect_first dontneed_first memfd_first; do
+		"$bench" $m -t 2 -i $((3 * k)) -s 64 -w 1 $op || rc=1
+	done
+	exit $rc
+fi
 [ "${BENCH_NOCOUNT:-0}" != 1 ] || n=-n
 run() {
 	# shellcheck disable=SC2086 # $n is empty or -n

@@ -4,7 +4,7 @@
  * trade-off a whole-PID flush makes, the invalidations it saves and the
  * TLB refills it costs, and the workloads where it could hurt.
  *
- * Usage: tlbie_bench [-n] [-t 1|2] [-i iterations] [-s MiB] [-w pages] WORKLOAD
+ * Usage: tlbie_bench [-n] [-m] [-t 1|2] [-i iterations] [-s MiB] [-w pages] WORKLOAD
  *   shm       shmat() and fill -s MiB; counted and timed: shmdt()
  *   refill    shm, with a pointer chase over -w pages: one lap just before
  *             the shmdt() and one just after it, which refills what the
@@ -52,6 +52,15 @@
  * Children of forkexec and mixed may run on any CPU. One iteration runs
  * uncounted first, so the counts do not depend on where the process
  * started. -n: do not count (times without the tracepoint's overhead).
+ *
+ * -m marks each counted operation for a hypervisor's trace: a guest
+ * without GTSE asks the hypervisor (H_RPT_INVALIDATE) for the global
+ * flushes that the tracepoint counts as tlbie elsewhere, and only the
+ * hypervisor sees what each asks for. Before the operation the first
+ * page of the two at TLBIE_MARK_ADDR is written and MADV_DONTNEEDed,
+ * after it the second: with -t 2 each is one flush request of that one
+ * page, and the requests in between are the operation's. The line then
+ * says marks=N, the operations so marked.
  *
  * Prints the CPUs it picked (tlbie_pick_cpus()), then one line:
  *   bench: <workload>[_<MiB>M]_<threads>t[_<W>p] iters=N ns=N
@@ -113,6 +122,22 @@ struct bench {
 
 static unsigned long page_size, pmd_size;
 static int counting;		/* the powerpc:tlbie tracepoint is used */
+static char *marks;		/* -m: the two marker pages, once counting */
+static unsigned long nr_marks;
+
+#define TLBIE_MARK_ADDR	0x7e5700000000UL
+
+/* -m: one flush request of one page of the marker pages */
+static void mark(int after)
+{
+	char *page = marks + after * page_size;
+
+	if (!marks)
+		return;
+	*(volatile char *)page = 1;
+	madvise(page, page_size, MADV_DONTNEED);
+	nr_marks += !after;
+}
 static int *usable, nr_usable;	/* the CPUs this process may use */
 
 static unsigned long long now_ns(void)
@@ -125,13 +150,18 @@ static unsigned long long now_ns(void)
 
 static int count_start(void)
 {
+	mark(0);
 	return counting ? tlbie_count_start() : 0;
 }
 
 static int count_stop(struct tlbie_counts *c)
 {
+	int rc;
+
 	memset(c, 0, sizeof(*c));
-	return counting ? tlbie_count_stop(c) : 0;
+	rc = counting ? tlbie_count_stop(c) : 0;
+	mark(1);
+	return rc;
 }
 
 /* Attached at a page-table boundary (tlbie_shm_attach()), and filled */
@@ -710,7 +740,7 @@ static void usage(void)
 {
 	unsigned long i;
 
-	fprintf(stderr, "Usage: tlbie_bench [-n] [-t 1|2] [-i iterations] [-s MiB]");
+	fprintf(stderr, "Usage: tlbie_bench [-n] [-m] [-t 1|2] [-i iterations] [-s MiB]");
 	fprintf(stderr, " [-w pages] WORKLOAD\n");
 	fprintf(stderr, "WORKLOAD:");
 	for (i = 0; i < ARRAY_SIZE(workloads); i++)
@@ -721,7 +751,7 @@ static void usage(void)
 
 int main(int argc, char *argv[])
 {
-	unsigned long threads = 1, iterations = 1, i, n, use_counts = 1;
+	unsigned long threads = 1, iterations = 1, i, n, use_counts = 1, use_marks = 0;
 	struct tlbie_counts c, *per;
 	struct bench b = { 0 };
 	const struct workload *wl = NULL;
@@ -732,12 +762,15 @@ int main(int argc, char *argv[])
 	long v;
 
 	page_size = sysconf(_SC_PAGESIZE);
-	while ((opt = getopt(argc, argv, "nt:i:s:w:x")) != -1) {
+	while ((opt = getopt(argc, argv, "nmt:i:s:w:x")) != -1) {
 		switch (opt) {
 		case 'x':	/* the exec'd child of forkexec and mixed */
 			return 0;
 		case 'n':
 			use_counts = 0;
+			break;
+		case 'm':
+			use_marks = 1;
 			break;
 		case 't':
 			threads = number(optarg, "-t");
@@ -833,6 +866,14 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 	counting = !why;
+	if (use_marks) {
+		marks = mmap((void *)TLBIE_MARK_ADDR, 2 * page_size, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (marks != (void *)TLBIE_MARK_ADDR) {
+			perror("mmap of the marker pages");
+			return 1;
+		}
+	}
 	b.before = 0;
 	b.after = 0;
 	b.ns = 0;
@@ -846,6 +887,8 @@ int main(int argc, char *argv[])
 		tlbie_sibling_stop(&sibling);
 
 	printf("bench: %s iters=%lu ns=%llu", label, iterations, b.ns);
+	if (marks)
+		printf(" marks=%lu", nr_marks);
 	if (b.chain)
 		printf(" chase_before_ns=%.1f chase_after_ns=%.1f",
 		       b.before / iterations, b.after / iterations);

@@ -791,16 +791,48 @@ int tlbie_count_op_global(enum tlbie_op op, unsigned long pages, struct tlbie_co
 	return rc;
 }
 
+/*
+ * Why a global flush does not issue tlbie here, from what the kernel was
+ * told and set (not from a count, which a kernel that lost its tlbie
+ * would pass): NULL when it must issue tlbie.
+ */
+static const char *tlbie_not_used(void)
+{
+	/* What the hypervisor agreed at CAS; there is none on powernv */
+	const char *vec5 = "/proc/device-tree/chosen/ibm,architecture-vec-5";
+	const char *enabled = "/sys/kernel/debug/powerpc/tlbie_enabled";
+	char buf[64];
+	size_t len;
+
+	/*
+	 * As early_check_vec5() reads it: with radix alone in byte 24
+	 * (OV5_MMU_SUPPORT), GTSE is 0x40 of byte 26 (OV5_RADIX_GTSE), and
+	 * bytes past the property's end are zero.
+	 */
+	if (!read_file(vec5, buf, sizeof(buf), &len) && len > 24 &&
+	    (buf[24] & 0xc0) == 0x40 && (len <= 26 || !(buf[26] & 0x40)))
+		return "no GTSE: this guest's global flushes are H_RPT_INVALIDATE hcalls";
+	/* debugfs has no tlbie_enabled when tlbie is not capable at all */
+	if (!access("/sys/kernel/debug/powerpc", F_OK)) {
+		if (read_file(enabled, buf, sizeof(buf), &len) || !len)
+			return "tlbie is not used (disable_tlbie, or tlbie not capable)";
+		if (buf[0] == 'N' || buf[0] == '0')
+			return "tlbie is disabled (debugfs powerpc/tlbie_enabled)";
+	}
+	return NULL;
+}
+
 const char *tlbie_global_unavailable(void)
 {
 	struct tlbie_counts c;
+	const char *why = tlbie_not_used();
 
 	if (tlbie_count_op_global(TLBIE_MPROTECT_RO, 1, &c))
 		return "cannot measure a one-page flush";
 	tlbie_counts_print("calibration_mprotect_ro_1", &c);
-	if (c.global == 0)
-		return "global flushes do not use tlbie here (no GTSE, or tlbie disabled)";
-	return NULL;
+	if (!why && c.global == 0)
+		printf("# a global one-page flush issued no tlbie, where it must\n");
+	return why;
 }
 
 int tlbie_thp_mode(const char *file)

@@ -223,9 +223,10 @@ int tlbie_write_restored(const char *path, const char *text);
 void tlbie_restore_files(void);
 
 /*
- * With a sibling running: NULL when a global flush issues tlbie here, else
- * why not (a guest without GTSE flushes through the hypervisor, and
- * debugfs powerpc/tlbie_enabled = 0 flushes with tlbiel on each CPU).
+ * With a sibling running: NULL when a global flush must issue tlbie here,
+ * else why not, from the kernel's setup: a guest without GTSE flushes
+ * through the hypervisor, and with debugfs powerpc/tlbie_enabled = 0 the
+ * kernel flushes with tlbiel on each CPU. Prints a one-page flush's counts.
  */
 const char *tlbie_global_unavailable(void);
 
