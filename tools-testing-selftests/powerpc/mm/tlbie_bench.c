@@ -58,9 +58,9 @@
  * flushes that the tracepoint counts as tlbie elsewhere, and only the
  * hypervisor sees what each asks for. Before the operation the first
  * page of the two at TLBIE_MARK_ADDR is written and MADV_DONTNEEDed,
- * after it the second: with -t 2 each is one flush request of that one
- * page, and the requests in between are the operation's. The line then
- * says marks=N, the operations so marked.
+ * after it the second: with -t 2 (which -m needs) each is one global
+ * flush request of that one page, and the requests in between are the
+ * operation's. The line then says marks=N, the operations so marked.
  *
  * Prints the CPUs it picked (tlbie_pick_cpus()), then one line:
  *   bench: <workload>[_<MiB>M]_<threads>t[_<W>p] iters=N ns=N
@@ -124,6 +124,7 @@ static unsigned long page_size, pmd_size;
 static int counting;		/* the powerpc:tlbie tracepoint is used */
 static char *marks;		/* -m: the two marker pages, once counting */
 static unsigned long nr_marks;
+static int *usable, nr_usable;	/* the CPUs this process may use */
 
 #define TLBIE_MARK_ADDR	0x7e5700000000UL
 
@@ -134,11 +135,10 @@ static void mark(int after)
 
 	if (!marks)
 		return;
-	*(volatile char *)page = 1;
+	*page = 1;		/* present again, to be flushed again */
 	madvise(page, page_size, MADV_DONTNEED);
 	nr_marks += !after;
 }
-static int *usable, nr_usable;	/* the CPUs this process may use */
 
 static unsigned long long now_ns(void)
 {
@@ -790,6 +790,11 @@ int main(int argc, char *argv[])
 	}
 	if (optind != argc - 1 || (threads != 1 && threads != 2) || !iterations)
 		usage();
+	if (use_marks && threads != 2) {
+		/* One thread flushes locally: the hypervisor sees no marker */
+		fprintf(stderr, "tlbie_bench: -m needs -t 2\n");
+		exit(2);
+	}
 	for (i = 0; i < ARRAY_SIZE(workloads); i++)
 		if (!strcmp(argv[optind], workloads[i].name))
 			wl = &workloads[i];

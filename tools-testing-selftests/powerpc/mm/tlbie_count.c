@@ -801,7 +801,7 @@ static const char *tlbie_not_used(void)
 	/* What the hypervisor agreed at CAS; there is none on powernv */
 	const char *vec5 = "/proc/device-tree/chosen/ibm,architecture-vec-5";
 	const char *enabled = "/sys/kernel/debug/powerpc/tlbie_enabled";
-	char buf[64];
+	char buf[256];
 	size_t len;
 
 	/*
@@ -813,12 +813,14 @@ static const char *tlbie_not_used(void)
 	    (buf[24] & 0xc0) == 0x40 && (len <= 26 || !(buf[26] & 0x40)))
 		return "no GTSE: this guest's global flushes are H_RPT_INVALIDATE hcalls";
 	/* debugfs has no tlbie_enabled when tlbie is not capable at all */
-	if (!access("/sys/kernel/debug/powerpc", F_OK)) {
-		if (read_file(enabled, buf, sizeof(buf), &len) || !len)
-			return "tlbie is not used (disable_tlbie, or tlbie not capable)";
-		if (buf[0] == 'N' || buf[0] == '0')
-			return "tlbie is disabled (debugfs powerpc/tlbie_enabled)";
+	if (access("/sys/kernel/debug/powerpc", F_OK)) {
+		printf("# no debugfs at /sys/kernel/debug: tlbie taken to be enabled\n");
+		return NULL;
 	}
+	if (read_file(enabled, buf, sizeof(buf), &len) || !len)
+		return "tlbie is not used (disable_tlbie, or tlbie not capable)";
+	if (buf[0] == 'N' || buf[0] == '0')
+		return "tlbie is disabled (debugfs powerpc/tlbie_enabled)";
 	return NULL;
 }
 
@@ -827,12 +829,14 @@ const char *tlbie_global_unavailable(void)
 	struct tlbie_counts c;
 	const char *why = tlbie_not_used();
 
+	if (why)
+		return why;
 	if (tlbie_count_op_global(TLBIE_MPROTECT_RO, 1, &c))
 		return "cannot measure a one-page flush";
 	tlbie_counts_print("calibration_mprotect_ro_1", &c);
-	if (!why && c.global == 0)
+	if (c.global == 0)
 		printf("# a global one-page flush issued no tlbie, where it must\n");
-	return why;
+	return NULL;
 }
 
 int tlbie_thp_mode(const char *file)
