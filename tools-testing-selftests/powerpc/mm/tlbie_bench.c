@@ -56,11 +56,15 @@
  * -m marks each counted operation for a hypervisor's trace: a guest
  * without GTSE asks the hypervisor (H_RPT_INVALIDATE) for the global
  * flushes that the tracepoint counts as tlbie elsewhere, and only the
- * hypervisor sees what each asks for. Before the operation the first
- * page of the two at TLBIE_MARK_ADDR is written and MADV_DONTNEEDed,
- * after it the second: with -t 2 (which -m needs) each is one global
- * flush request of that one page, and the requests in between are the
- * operation's. The line then says marks=N, the operations so marked.
+ * hypervisor sees what each asks for. Before the operation one page of
+ * this process's marker pages (TLBIE_MARK_ADDR plus a slot for its PID)
+ * is written and MADV_DONTNEEDed, after it the next page: with -t 2
+ * (which -m needs) each is one global flush request of that one page,
+ * and the requests in between are the operation's. Iteration k uses
+ * pages 2k and 2k + 1 (modulo TLBIE_MARK_PAGES), so that a marker the
+ * kernel flushes otherwise (the mm_cpumask trim flushes locally on each
+ * CPU instead) loses that iteration only. The line then says marks=N
+ * (the operations so marked) and mark_addr=ADDR.
  *
  * Prints the CPUs it picked (tlbie_pick_cpus()), then one line:
  *   bench: <workload>[_<MiB>M]_<threads>t[_<W>p] iters=N ns=N
@@ -122,22 +126,26 @@ struct bench {
 
 static unsigned long page_size, pmd_size;
 static int counting;		/* the powerpc:tlbie tracepoint is used */
-static char *marks;		/* -m: the two marker pages, once counting */
+static char *marks;		/* -m: the marker pages, once counting */
 static unsigned long nr_marks;
 static int *usable, nr_usable;	/* the CPUs this process may use */
 
-#define TLBIE_MARK_ADDR	0x7e5700000000UL
+/* -m: slot (getpid() % TLBIE_MARK_SLOTS) of TLBIE_MARK_PAGES pages */
+#define TLBIE_MARK_ADDR		0x7e5700000000UL
+#define TLBIE_MARK_PAGES	32
+#define TLBIE_MARK_SLOTS	32768
 
 /* -m: one flush request of one page of the marker pages */
 static void mark(int after)
 {
-	char *page = marks + after * page_size;
+	char *page;
 
 	if (!marks)
 		return;
-	*page = 1;		/* present again, to be flushed again */
+	page = marks + (2 * (nr_marks % (TLBIE_MARK_PAGES / 2)) + after) * page_size;
+	*page = 1;		/* present, to be flushed */
 	madvise(page, page_size, MADV_DONTNEED);
-	nr_marks += !after;
+	nr_marks += after;
 }
 
 static unsigned long long now_ns(void)
@@ -872,9 +880,12 @@ int main(int argc, char *argv[])
 	}
 	counting = !why;
 	if (use_marks) {
-		marks = mmap((void *)TLBIE_MARK_ADDR, 2 * page_size, PROT_READ | PROT_WRITE,
+		void *want = (void *)(TLBIE_MARK_ADDR + (getpid() % TLBIE_MARK_SLOTS) *
+				      TLBIE_MARK_PAGES * page_size);
+
+		marks = mmap(want, TLBIE_MARK_PAGES * page_size, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (marks != (void *)TLBIE_MARK_ADDR) {
+		if (marks != want) {
 			perror("mmap of the marker pages");
 			return 1;
 		}
@@ -893,7 +904,7 @@ int main(int argc, char *argv[])
 
 	printf("bench: %s iters=%lu ns=%llu", label, iterations, b.ns);
 	if (marks)
-		printf(" marks=%lu", nr_marks);
+		printf(" marks=%lu mark_addr=%p", nr_marks, marks);
 	if (b.chain)
 		printf(" chase_before_ns=%.1f chase_after_ns=%.1f",
 		       b.before / iterations, b.after / iterations);
