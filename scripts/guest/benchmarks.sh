@@ -13,37 +13,37 @@ bench=${1:-/kselftest/powerpc/mm}/tlbie_bench
 k=${BENCH_SCALE:-1}
 rc=0
 n=
-if [ "${BENCH_SET:-}" = rpti ]; then
-	m=-m
-	for s in 64 256; do
-		"$bench" $m -t 2 -i $((3 * k)) -s $s shm || rc=1
-		for op in punch truncate remove dontneed munmap; do
-			"$bench" $m -t 2 -i $((3 * k)) -s $s memfd_$op || rc=1
-		done
-	done
-	for w in 1 2 4 8 32; do
-		"$bench" $m -t 2 -i $((3 * k)) -w $w thread_exit || rc=1
-	done
-	for w in 8 32; do
-		"$bench" $m -t 2 -i $((3 * k)) -s 64 -w $w dontneed_sparse || rc=1
-		"$bench" $m -t 2 -i $((3 * k)) -s 64 -w $w mprotect_sparse || rc=1
-	done
-	for w in 1 2; do
-		"$bench" $m -t 2 -i $((3 * k)) -s 64 -w $w shm_sparse || rc=1
-	done
-	for op in mprotect_first dontneed_first memfd_first; do
-		"$bench" $m -t 2 -i $((3 * k)) -s 64 -w 1 $op || rc=1
-	done
-	exit $rc
-fi
 [ "${BENCH_NOCOUNT:-0}" != 1 ] || n=-n
 run() {
-	# shellcheck disable=SC2086 # $n is empty or -n
+	# shellcheck disable=SC2086 # $n is empty, -n or -m
 	"$bench" $n "$@"
 	r=$?
 	# 4: skipped (one CPU, no THP), already said on stdout
 	[ "$r" = 0 ] || [ "$r" = 4 ] || { echo "bench: failed tlbie_bench $*"; rc=1; }
 }
+if [ "${BENCH_SET:-}" = rpti ]; then
+	n=-m	# run()'s option: mark each operation for the hypervisor's trace
+	for s in 64 256; do
+		run -t 2 -i $((3 * k)) -s $s shm
+		for op in punch truncate remove dontneed munmap; do
+			run -t 2 -i $((3 * k)) -s $s memfd_$op
+		done
+	done
+	for w in 1 2 4 8 32; do
+		run -t 2 -i $((3 * k)) -w $w thread_exit
+	done
+	for w in 8 32; do
+		run -t 2 -i $((3 * k)) -s 64 -w $w dontneed_sparse
+		run -t 2 -i $((3 * k)) -s 64 -w $w mprotect_sparse
+	done
+	for w in 1 2; do
+		run -t 2 -i $((3 * k)) -s 64 -w $w shm_sparse
+	done
+	for op in mprotect_first dontneed_first memfd_first; do
+		run -t 2 -i $((3 * k)) -s 64 -w 1 $op
+	done
+	exit $rc
+fi
 for t in 2 1; do
 	# The 2021 thread's workload, and its other side: TLB refills after it.
 	# Five iterations: the counts are the fewest of them (one that no
