@@ -150,6 +150,13 @@ series_patches() {
 	done <"$series"
 }
 
+# series_routes: the series' parts, one per merge route, as the
+# directories under patches/ that series names, in its order (each holds
+# its own cover letter and patches: 1-fix, 2-feature, 3-selftests).
+series_routes() {
+	series_patches | sed 's,.*/patches/\([^/]*\)/[^/]*$,\1,' | uniq
+}
+
 # mm_selftests: the programs configs/mm-selftests names, one per line.
 mm_selftests() {
 	sed 's/#.*//' "$TOP/configs/mm-selftests" | tr -s ' \t' '\n' | grep .
