@@ -4,8 +4,8 @@
  * page, as they would be on their own, not by the whole PID: a whole-PID
  * flush drops every TLB entry of the process on every CPU it runs on.
  * With a thread live on another CPU (global flushes):
- *  - a thread exits after touching 4 pages of its 8MB default stack:
- *    glibc gives the stack back with MADV_DONTNEED, but for its top;
+ *  - a thread exits after touching 4 pages of its 8MB stack, giving the
+ *    stack back with MADV_DONTNEED but for its top, as glibc does;
  *  - MADV_DONTNEED of 64MB of shared memory with 2 dirty pages per page
  *    table: core mm flushes each page table's 2 pages on their own;
  *  - munmap() of 64 adjacent shared VMAs of 4 pages each, in one call: a
@@ -30,7 +30,6 @@
  * one by one.
  */
 #define _GNU_SOURCE
-#include <alloca.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -43,6 +42,7 @@
 #include "utils.h"
 
 #define NR_EXITS	8
+#define STACK_SIZE	(8UL << 20)	/* glibc's default, as RLIMIT_STACK */
 #define STACK_PAGES	4
 #define STACK_TABLE	32	/* a page table's pages with 64K pages */
 #define NR_VMAS		64
@@ -67,55 +67,86 @@ static enum tlbie_verdict judge(const char *label, const struct tlbie_counts *c,
 }
 
 /*
- * Touch STACK_PAGES pages of the stack below the STACK_KEEP bytes under
- * the top that glibc keeps at exit (PTHREAD_STACK_MIN, 128K on powerpc):
- * those it gives back, so the kernel must flush them.
+ * A thread that exits after touching @s->pages pages of its stack just
+ * below the STACK_KEEP bytes at the top, and gives back all of the stack
+ * but that top with MADV_DONTNEED: what glibc's thread exit does with a
+ * stack of its own (it keeps PTHREAD_STACK_MIN, 128K on powerpc, below
+ * its stack pointer), so the kernel must flush those pages. The stack is
+ * the test's (pthread_attr_setstack()), which no libc caches or gives
+ * back, and the thread does the MADV_DONTNEED itself: what is measured
+ * does not depend on the libc. The top holds the thread's frames and what
+ * the libc puts at the top of a stack it is given (thread descriptor, TLS).
  */
 #define STACK_KEEP	(256UL << 10)
 
-static void *stack_toucher(void *arg)
-{
-	long pages = (long)arg;
-	char *stack = alloca(pages * page_size + STACK_KEEP);
-	int i;
+struct stack {
+	char *base;		/* STACK_SIZE bytes */
+	long pages;
+};
 
-	for (i = 0; i < pages; i++)
-		stack[i * page_size] = 1;
-	/* Keep the stores: nothing reads them */
-	__asm__ __volatile__("" : : "r"(stack) : "memory");
-	return NULL;
+static void *stack_exit(void *arg)
+{
+	const struct stack *s = arg;
+	char *keep = s->base + STACK_SIZE - STACK_KEEP, *touch = keep - s->pages * page_size;
+	long i;
+
+	/* Our frames are in the top, kept */
+	if ((char *)__builtin_frame_address(0) < keep)
+		return (void *)1;
+	for (i = 0; i < s->pages; i++)
+		touch[i * page_size] = 1;
+	return madvise(s->base, STACK_SIZE - STACK_KEEP, MADV_DONTNEED) ? (void *)1 : NULL;
 }
 
-static int exit_threads(long pages, struct tlbie_counts *c)
+/* Run stack_exit() in a thread on @s: 0 once it did */
+static int stack_thread(struct stack *s)
 {
+	pthread_attr_t attr;
 	pthread_t thread;
+	void *ret = (void *)1;
+
+	if (pthread_attr_init(&attr))
+		return -1;
+	if (!pthread_attr_setstack(&attr, s->base, STACK_SIZE) &&
+	    !pthread_create(&thread, &attr, stack_exit, s))
+		pthread_join(thread, &ret);
+	pthread_attr_destroy(&attr);
+	return ret ? -1 : 0;
+}
+
+static int exit_threads(struct stack *s, struct tlbie_counts *c)
+{
 	int i;
 
 	if (tlbie_count_start())
 		return -1;
 	for (i = 0; i < NR_EXITS; i++)
-		if (pthread_create(&thread, NULL, stack_toucher, (void *)pages) ||
-		    pthread_join(thread, NULL))
+		if (stack_thread(s))
 			return -1;
 	return tlbie_count_stop(c);
 }
 
 static int thread_exit(long pages)
 {
+	struct stack s = { .pages = pages };
 	enum tlbie_verdict v;
 	struct tlbie_counts c;
-	pthread_t thread;
 	char label[40];
 	int tries = 0;
 
 	snprintf(label, sizeof(label), "thread_exit_x8_%ld_pages", pages);
-	/* The first thread maps its stack; later ones reuse it from glibc's cache */
-	FAIL_IF(pthread_create(&thread, NULL, stack_toucher, (void *)pages));
-	FAIL_IF(pthread_join(thread, NULL));
+	s.base = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	FAIL_IF(s.base == MAP_FAILED);
+	/* Small pages: a THP would be one flush, not one per page */
+	FAIL_IF(madvise(s.base, STACK_SIZE, MADV_NOHUGEPAGE));
+	/* The first thread faults in the stack's top; later ones find it there */
+	FAIL_IF(stack_thread(&s));
 	do {
-		FAIL_IF(exit_threads(pages, &c));
+		FAIL_IF(exit_threads(&s, &c));
 		v = judge(label, &c, NR_EXITS * pages, 0);
 	} while (tlbie_measure_again(v, &tries));
+	munmap(s.base, STACK_SIZE);
 	return v != TLBIE_PASS;
 }
 
