@@ -2,13 +2,13 @@
 # The benchmark set of scripts/compare: each line runs tlbie_bench once and
 # prints one "bench: ..." line. Runs in the guest (job "benchmark" of
 # /init) and, with scripts/compare --host, on a real machine.
-# Usage: benchmarks.sh [DIR]   DIR holds tlbie_bench (/kselftest/powerpc/mm)
+# Usage: benchmarks.sh [DIR]   DIR holds tlbie_bench (/kselftest/powerpc/benchmarks)
 # Environment: BENCH_SCALE=N multiplies the iteration counts (1);
 #   BENCH_NOCOUNT=1 runs tlbie_bench -n (times without counting overhead);
 #   BENCH_SET=rpti runs, marked (tlbie_bench -m) and with two threads, the
 #   workloads whose global flushes a guest without GTSE asks of the
 #   hypervisor (scripts/compare-rpti counts the requests in QEMU's trace).
-bench=${1:-/kselftest/powerpc/mm}/tlbie_bench
+bench=${1:-/kselftest/powerpc/benchmarks}/tlbie_bench
 [ -x "$bench" ] || { echo "benchmarks.sh: no $bench" >&2; exit 1; }
 k=${BENCH_SCALE:-1}
 rc=0

@@ -3,6 +3,14 @@
  * Count TLB invalidations through the powerpc:tlbie tracepoint: one
  * counting perf event per filter, for this process's threads or on every
  * online CPU (enum tlbie_scope).
+ *
+ * Files and numbers are read with utils.c. What powerpc's selftests do
+ * not have, and so is here: pmu/event.c opens one event at a time, with
+ * no helpers for tracepoint filters, groups per CPU or inheritance by
+ * the threads a test creates; utils.c's pick_online_cpu() picks one CPU,
+ * where these tests need two on different cores from the affinity mask;
+ * and nothing there writes a debugfs knob back on the harness's timeout
+ * signal.
  */
 #define _GNU_SOURCE
 #include <errno.h>

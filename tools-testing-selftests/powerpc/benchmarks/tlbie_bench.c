@@ -79,7 +79,7 @@
  * is what the operation itself issues. The periodic mm_cpumask trim (a
  * local whole-PID flush; its clock ticks once per flush call, not per
  * instruction) falls in some iterations only, and is left out too. Both
- * leave-outs favour the series: a split costs only it (a 32-page batch
+ * leave-outs favour the batch rule: a split costs only it (a 32-page batch
  * cut into 16 and 16 pages is 32 per-page tlbie instead of one whole-PID
  * flush, cut into 10 and 22 one flush more), and a trim costs both
  * kernels alike.
