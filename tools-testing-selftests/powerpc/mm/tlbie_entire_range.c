@@ -65,11 +65,12 @@
 #define USER	HOST "rs != 0 && "
 #define DUMMY	"rb >= 0xffffffffff000 && rb < 0x10000000000000"
 
-enum { F_GLOBAL, F_GLOBAL_PID, F_DUMMY, F_FIXUP, F_LOCAL, F_LOCAL_PID, F_PWC, NR_F };
+enum { F_GLOBAL, F_GLOBAL_PID, F_GLOBAL_PWC, F_DUMMY, F_FIXUP, F_LOCAL, F_LOCAL_PID, F_PWC, NR_F };
 
 static const char * const filters[NR_F] = {
 	[F_GLOBAL]	= USER "local == 0",
 	[F_GLOBAL_PID]	= USER "local == 0 && rb & 1024 && ric != 1",
+	[F_GLOBAL_PWC]	= USER "local == 0 && rb & 1024 && ric == 1",
 	[F_DUMMY]	= USER "local == 0 && " DUMMY,
 	/* One per POWER9 fix-up sequence, which may repeat a per-page flush */
 	[F_FIXUP]	= HOST "local == 0 && rs == 0 && ric == 0",
@@ -125,7 +126,7 @@ static int count_stop(struct counts *c)
 		v[i] = events[i].result.value;
 	}
 	c->pid = v[F_GLOBAL_PID];
-	c->page = v[F_GLOBAL] - v[F_GLOBAL_PID] - v[F_DUMMY];
+	c->page = v[F_GLOBAL] - v[F_GLOBAL_PID] - v[F_GLOBAL_PWC] - v[F_DUMMY];
 	c->fixup = v[F_FIXUP];
 	c->local = v[F_LOCAL];
 	c->local_pid = v[F_LOCAL_PID];
