@@ -171,6 +171,14 @@ restart_build() {
 	printf '%s\n' "$3" >"$2"
 }
 
+# tests_arg TEST...: the powerpc/mm kselftests TEST... as scripts/boot's
+# TESTS= takes them (rtlb.tests=, "powerpc/mm:NAME,...").
+tests_arg() {
+	local t list=''
+	for t in "$@"; do list+="${list:+,}powerpc/mm:$t"; done
+	printf '%s\n' "$list"
+}
+
 # kselftest_failed LOG TEST: the powerpc/mm kselftest TEST (an extended
 # regex) is "not ok" in the guest console log LOG.
 kselftest_failed() {
