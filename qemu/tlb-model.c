@@ -92,7 +92,8 @@ struct counts {
 	uint64_t lookups, misses, exact_misses;
 	uint64_t range_lookups, range_misses, range_exact_misses;
 	uint64_t user_misses, kernel_misses;
-	uint64_t flushes_pid, flushes_page, flushes_other;
+	uint64_t flushes_pid, flushes_page, flushes_other;	/* applied here */
+	uint64_t tlbie_page, tlbie_pid, tlbiel_page, tlbiel_pid;	/* issued here */
 	uint64_t dropped_range, dropped_other, dropped_kernel;
 };
 
@@ -377,6 +378,16 @@ static void flush_tlb(struct tlb *t, const struct flush *f, bool count)
 	pthread_mutex_unlock(&t->lock);
 }
 
+static void issued(struct tlb *t, bool local, unsigned int is)
+{
+	pthread_mutex_lock(&t->lock);
+	if (is == 0)
+		local ? t->c.tlbiel_page++ : t->c.tlbie_page++;
+	else if (is == 1)
+		local ? t->c.tlbiel_pid++ : t->c.tlbie_pid++;
+	pthread_mutex_unlock(&t->lock);
+}
+
 /* udata: the instruction word, for tlbie (global) or tlbiel (local). */
 static void vcpu_tlbi(unsigned int vcpu, void *udata)
 {
@@ -399,6 +410,7 @@ static void vcpu_tlbi(unsigned int vcpu, void *udata)
 		return;		/* a reserved AP: no entry matches */
 	if (f.is == 0)
 		f.ea &= ~((1ull << f.fshift) - 1);
+	issued(tlb_of(vcpu), local, f.is);
 	if (local) {
 		flush_tlb(tlb_of(vcpu), &f, true);
 		return;
@@ -427,14 +439,16 @@ static void print_counts(const char *what, uint64_t id, int tlb, const struct co
 			    " kernel-misses %" PRIu64 " pid-flushes %" PRIu64
 			    " page-flushes %" PRIu64 " lpid-flushes %" PRIu64
 			    " dropped-range %" PRIu64 " dropped-other %" PRIu64
-			    " dropped-kernel %" PRIu64 "\n",
+			    " dropped-kernel %" PRIu64 " tlbie-page %" PRIu64
+			    " tlbie-pid %" PRIu64 " tlbiel-page %" PRIu64 " tlbiel-pid %" PRIu64 "\n",
 			    what, id, core,
 			    c->lookups, c->misses, c->exact_misses,
 			    (int64_t)(c->misses - c->exact_misses), c->range_lookups,
 			    c->range_misses, c->range_exact_misses, c->user_misses,
 			    c->kernel_misses, c->flushes_pid, c->flushes_page,
 			    c->flushes_other, c->dropped_range, c->dropped_other,
-			    c->dropped_kernel);
+			    c->dropped_kernel, c->tlbie_page, c->tlbie_pid, c->tlbiel_page,
+			    c->tlbiel_pid);
 	qemu_plugin_outs(s);
 	g_free(s);
 }

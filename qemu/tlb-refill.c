@@ -23,9 +23,9 @@
  *              MADV_DONTNEED of 2 pages in each 2M page table
  *   munmap     -s MiB of private memory, dirty, unmapped (one batch)
  *
- * Usage: tlb-refill -o OP -s MIB -w PAGES -t THREADS -i ITERATIONS
- * Prints "refill: op=... mib=... w=... threads=... iteration=N" before each
- * phase; the plugin's phase lines carry N as their id.
+ * Usage: tlb-refill -o OP -s MIB -w PAGES -t THREADS -i ITERATIONS [-n ITEM]
+ * Prints "refill: phase=ID op=... iteration=N" before each phase, ID being
+ * ITEM * 1000 + N: the plugin's phase lines carry it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,7 +47,7 @@
 
 static const char *op = "shmdt";
 static unsigned long mib = 64, wpages = 256;
-static int nthreads = 3, iterations = 3;
+static int nthreads = 3, iterations = 3, item;
 static atomic_ulong passes[64];
 static atomic_int stop;
 
@@ -126,8 +126,10 @@ static void run(int iteration)
 	char *p;
 	int id, fd = -1;
 
-	printf("refill: op=%s mib=%lu w=%lu threads=%d iteration=%d\n", op, mib, wpages,
-	       nthreads, iteration);
+	unsigned long phase = item * 1000UL + iteration;
+
+	printf("refill: phase=%lu op=%s mib=%lu w=%lu threads=%d iteration=%d\n", phase, op, mib,
+	       wpages, nthreads, iteration);
 	fflush(stdout);
 	if (!strcmp(op, "shmdt")) {
 		id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
@@ -139,7 +141,7 @@ static void run(int iteration)
 		shmctl(id, IPC_RMID, NULL);
 		dirty(p, len);
 		wait_passes(2);
-		marker(1, (unsigned long)p, (unsigned long)p + len, iteration);
+		marker(1, (unsigned long)p, (unsigned long)p + len, phase);
 		if (shmdt(p))
 			fail("shmdt");
 	} else if (!strcmp(op, "punch")) {
@@ -151,7 +153,7 @@ static void run(int iteration)
 			fail("mmap of the memfd");
 		dirty(p, len);
 		wait_passes(2);
-		marker(1, (unsigned long)p, (unsigned long)p + len, iteration);
+		marker(1, (unsigned long)p, (unsigned long)p + len, phase);
 		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, len))
 			fail("fallocate");
 	} else if (!strcmp(op, "sparse") || !strcmp(op, "munmap")) {
@@ -161,7 +163,7 @@ static void run(int iteration)
 		madvise(p, len, MADV_NOHUGEPAGE);
 		dirty(p, len);
 		wait_passes(2);
-		marker(1, (unsigned long)p, (unsigned long)p + len, iteration);
+		marker(1, (unsigned long)p, (unsigned long)p + len, phase);
 		if (!strcmp(op, "munmap")) {
 			if (munmap(p, len))
 				fail("munmap");
@@ -190,15 +192,16 @@ int main(int argc, char **argv)
 	pthread_t t[64];
 	int c;
 
-	while ((c = getopt(argc, argv, "o:s:w:t:i:")) != -1) {
+	while ((c = getopt(argc, argv, "o:s:w:t:i:n:")) != -1) {
 		switch (c) {
 		case 'o': op = optarg; break;
 		case 's': mib = strtoul(optarg, NULL, 0); break;
 		case 'w': wpages = strtoul(optarg, NULL, 0); break;
 		case 't': nthreads = atoi(optarg); break;
 		case 'i': iterations = atoi(optarg); break;
+		case 'n': item = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: tlb-refill -o OP -s MIB -w PAGES -t THREADS -i N\n");
+			fprintf(stderr, "usage: tlb-refill -o OP -s MIB -w PAGES -t THREADS -i N [-n ITEM]\n");
 			return 2;
 		}
 	}
