@@ -58,7 +58,7 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 /*
- * Geometries (sources in qemu/README; both are parameters). POWER9: 128
+ * Geometries (sources in notes/tlb-model.md; both are parameters). POWER9: 128
  * congruence classes in radix mode (Linux's POWER9_TLB_SETS_RADIX) of 4
  * ways (the user's manual's 1024-entry 4-way TLB of hash mode, 256
  * classes): 512 entries. POWER10: 4096 entries (public, not IBM's

@@ -7,9 +7,16 @@
  * whole-PID flush throws away the TLB entries of every thread of the
  * process on every CPU, which is what the flush ceiling exists to avoid for
  * small ranges. Counts above these are measured again (noise only adds).
+ *
+ * And where THP is on: mprotect() of one small page of a THP splits it
+ * first, and must invalidate the huge page with one tlbie (the split's
+ * flush_pmd_tlb_range(), the only flush of that translation) and the
+ * small page with one more.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tlbie_count.h"
 #include "utils.h"
@@ -20,6 +27,70 @@ static enum tlbie_verdict judge(unsigned long k, const struct tlbie_counts *c)
 	if (c->global_page > k || c->global_pid)
 		return TLBIE_TOO_MANY;
 	return c->global_page < k ? TLBIE_TOO_FEW : TLBIE_PASS;
+}
+
+/*
+ * One measurement of the THP case; 1 if no THP could be had (not counted),
+ * -1 on error.
+ */
+static int count_thp_split(struct tlbie_counts *c)
+{
+	size_t len = 2 * TLBIE_PMD_SPAN;
+	long before, after;
+	char *map, *p;
+	int ret = -1;
+
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return -1;
+	p = (char *)(((unsigned long)map + TLBIE_PMD_SPAN - 1) & ~(TLBIE_PMD_SPAN - 1));
+	before = tlbie_proc_value("/proc/self/smaps_rollup", "AnonHugePages:");
+	if (madvise(p, TLBIE_PMD_SPAN, MADV_HUGEPAGE))
+		goto out;
+	for (size_t off = 0; off < TLBIE_PMD_SPAN; off += getpagesize())
+		p[off] = 1;
+	after = tlbie_proc_value("/proc/self/smaps_rollup", "AnonHugePages:");
+	if (before < 0 || after - before < (long)(TLBIE_PMD_SPAN >> 10)) {
+		ret = 1;
+		goto out;
+	}
+	if (tlbie_count_start())
+		goto out;
+	ret = mprotect(p, getpagesize(), PROT_READ);
+	if (tlbie_count_stop(c))
+		ret = -1;
+out:
+	munmap(map, len);
+	return ret;
+}
+
+static int test_thp_split(void)
+{
+	enum tlbie_verdict v;
+	struct tlbie_counts c;
+	int tries = 0, ret;
+
+	if (tlbie_thp_mode("enabled") < 1) {
+		printf("THP off here: no THP split measured\n");
+		return 0;
+	}
+	do {
+		ret = count_thp_split(&c);
+		if (ret)
+			break;
+		tlbie_counts_print("thp_split_mprotect_ro_1", &c);
+		v = judge(2, &c);
+	} while (tlbie_measure_again(v, &tries));
+	if (ret > 0) {
+		printf("no THP was allocated: no THP split measured\n");
+		return 0;
+	}
+	FAIL_IF_MSG(ret, "THP split measurement");
+	if (v != TLBIE_PASS) {
+		printf("mprotect() of one page of a THP: want 2 per-page tlbie (the 2M page, the page) and 0 whole-PID\n");
+		return 1;
+	}
+	return 0;
 }
 
 static int test_small_range(void)
@@ -68,6 +139,8 @@ static int test_small_range(void)
 			}
 		}
 	}
+
+	failed |= test_thp_split();
 
 	tlbie_sibling_stop(&sibling);
 	tlbie_count_close();
