@@ -20,6 +20,26 @@
  *                                              range and 32 outside
  *  10  tlbie of the LPID, WAYS+1 pages of one class twice   2 * (WAYS + 1)
  *  11  tlbie of the LPID, WAYS pages of one class twice     WAYS
+ * The second CPU (-smp 2: another core, its own TLB) touches U, PID 1:
+ *  12  cold                                    64
+ *  13  tlbie of PID 1 by the first CPU         64 (a tlbie reaches it)
+ *  14  tlbiel of PID 1 by the first CPU         0 (a tlbiel does not)
+ *  15  tlbie of page 5 by the first CPU         1
+ * The first CPU, U declared 4K pages (marker command 3):
+ *  16  16 4K pages of U's page 2, cold         16
+ *  17  tlbie of page 2 (AP 64K), the same      16 (it covers all 16)
+ *  18  tlbie of its 4th 4K page (AP 4K)         1
+ *  19  LRU: WAYS pages of a class, the first again, one more (evicts the
+ *      least recently used, the second), the first again: WAYS + 1 misses
+ *      (first in, first out would evict the first: WAYS + 2)
+ *  20  (range: 32 pages) tlbie of PID 1, U's first 32 pages only (it drops
+ *      32 in range, and 32 + WAYS - 1 outside: U's others, phase 19's)
+ *                                              32, exact 32
+ *  21  64 pages: what phase 20 spared in the exact TLB is not this
+ *      phase's (each phase starts the exact TLB as the modelled one)
+ *                                              32, exact 32
+ * Built with -DLE, the program switches to little-endian first (the CPU
+ * starts big-endian at 0x10), for the plugin's endian=le.
  * When done, 0x7e57ed0064 at physical 0x7000 (else an interrupt's vector).
  */
 
@@ -43,6 +63,10 @@
 #define PAGE	0x10000
 #define STRIDE	(SETS * PAGE)	/* pages one class apart */
 #define RES	0x7000
+#define ELECT	0x7100		/* the first CPU to set it runs the phases */
+#define CMD	0x7200		/* to the second CPU: seq << 8 | op */
+#define ACK	0x7208		/* from it: the seq done */
+#define AP_4K	(0 << 5)
 
 #define V	0x8000000000000000
 #define L	0x4000000000000000
@@ -64,10 +88,20 @@
 #define BEGIN(n, a, b)	MARK(1, a, b, n)
 #define END		MARK(2, 0, 0, 0)
 
+/*
+ * Store r5 at (r4) big-endian, as the MMU reads its tables and as the
+ * check reads the result word: byte-reversed when running little-endian.
+ */
+#ifdef LE
+#define STORE_BE	stdbrx	5, 0, 4
+#else
+#define STORE_BE	std	5, 0(4)
+#endif
+
 #define PUT(addr, val)		\
 	LOAD64(4, addr);	\
 	LOAD64(5, val);		\
-	std	5, 0(4)
+	STORE_BE
 
 /* Load from n pages from base, stride bytes apart, relocated. */
 #define TOUCH(base, n, stride)	\
@@ -104,10 +138,45 @@
 	mtspr	48, 3;		\
 	isync
 
+/* The second CPU runs op (1: its MMU registers, 2: touch U), as seq. */
+#define SECOND(op, seq)		\
+	LOAD64(4, CMD);		\
+	li	5, ((seq) << 8) | (op); \
+	sync;			\
+	std	5, 0(4);	\
+98:	ld	6, 8(4);	\
+	cmpdi	6, seq;		\
+	bne	98b;		\
+	sync
+
+/* An instruction word in big-endian byte order, whatever -m says */
+#define BE_INSN(x)	.byte ((x) >> 24) & 0xff, ((x) >> 16) & 0xff, ((x) >> 8) & 0xff, (x) & 0xff
+
+/* The MMU registers for PID 1 (LPCR HR and UPRT, PTCR) */
+#define MMU_ON			\
+	mfspr	3, 318;		\
+	LOAD64(4, (1 << 20) | (1 << 22)); \
+	or	3, 3, 4;	\
+	mtspr	318, 3;		\
+	LOAD64(3, PATB);	\
+	mtspr	464, 3;		\
+	SET_PID(1);		\
+	ptesync
+
 	.machine power9
 	.section .text
 	.org	0x10
+#ifdef LE
+	/* Big-endian: hrfid to start with MSR[LE] set. */
+	BE_INSN(0x7c6000a6)		/* mfmsr 3 */
+	BE_INSN(0x60630001)		/* ori 3, 3, 1 (MSR[LE]) */
+	BE_INSN(0x7c7b4ba6)		/* mtspr HSRR1, 3 */
+	BE_INSN(0x38802000)		/* li 4, start */
+	BE_INSN(0x7c9a4ba6)		/* mtspr HSRR0, 4 */
+	BE_INSN(0x4c000224)		/* hrfid */
+#else
 	b	start
+#endif
 
 	.org	0x100
 	.rept	(0x1800 - 0x100) / 0x20
@@ -127,6 +196,14 @@ fail:	li	4, RES
 start:
 	mfmsr	30			/* r30: MSR, DR off */
 	ori	31, 30, MSR_DR		/* r31: DR on */
+	/* The first CPU here runs the phases, any other serves it. */
+	LOAD64(4, ELECT)
+1:	lwarx	5, 0, 4
+	cmpwi	5, 0
+	bne	second
+	li	5, 1
+	stwcx.	5, 0, 4
+	bne-	1b
 
 	PUT(PATB, V | RTS52 | PART_PGD | 13)
 	PUT(PATB + 8, PRTB)
@@ -148,7 +225,8 @@ start:
 	addi	4, 4, 128
 	sldi	4, 4, 3
 	LOAD64(3, PROC_PMD)
-	stdx	5, 3, 4
+	add	4, 4, 3
+	STORE_BE
 	addi	7, 7, 1
 	bdnz	1b
 	/* 64 PTEs, all at one frame. */
@@ -156,18 +234,12 @@ start:
 	LOAD64(5, V | L | FRAME | LEAF_BITS)
 	li	3, 64
 	mtctr	3
-2:	std	5, 0(4)
+2:	STORE_BE
 	addi	4, 4, 8
 	bdnz	2b
 
-	mfspr	3, 318			/* LPCR: HR, UPRT */
-	LOAD64(4, (1 << 20) | (1 << 22))
-	or	3, 3, 4
-	mtspr	318, 3
-	LOAD64(3, PATB)
-	mtspr	464, 3
-	SET_PID(1)
-	ptesync
+	MMU_ON
+	SECOND(1, 1)
 
 	BEGIN(1, U, U + 64 * PAGE)
 	TOUCH(U, 64, PAGE)
@@ -219,7 +291,74 @@ start:
 	TOUCH(U, WAYS, STRIDE)
 	END
 
+	BEGIN(12, U, U + 64 * PAGE)
+	SECOND(2, 2)
+	END
+	BEGIN(13, U, U + 64 * PAGE)
+	TLBIE(IS_PID, 1, 0)
+	SECOND(2, 3)
+	END
+	BEGIN(14, U, U + 64 * PAGE)
+	TLBIEL(IS_PID, 1)
+	SECOND(2, 4)
+	END
+	BEGIN(15, U, U + 64 * PAGE)
+	TLBIE(U + 5 * PAGE | AP_64K, 1, 0)
+	SECOND(2, 5)
+	END
+
+	MARK(3, U, U + 64 * PAGE, 12)
+	BEGIN(16, U, U + 64 * PAGE)
+	TOUCH(U + 2 * PAGE, 16, 4096)
+	END
+	BEGIN(17, U, U + 64 * PAGE)
+	TLBIE(U + 2 * PAGE | AP_64K, 1, 0)
+	TOUCH(U + 2 * PAGE, 16, 4096)
+	END
+	BEGIN(18, U, U + 64 * PAGE)
+	TLBIE(U + 2 * PAGE + 3 * 4096 | AP_4K, 1, 0)
+	TOUCH(U + 2 * PAGE, 16, 4096)
+	END
+	MARK(3, 0, 0, 0)
+
+	BEGIN(19, U, U + (WAYS + 1) * STRIDE)
+	TLBIE(IS_LPID, 0, 2)
+	TOUCH(U, WAYS, STRIDE)
+	TOUCH(U, 1, PAGE)
+	TOUCH(U + WAYS * STRIDE, 1, PAGE)
+	TOUCH(U, 1, PAGE)
+	END
+
+	TOUCH(U, 64, PAGE)
+	BEGIN(20, U, U + 32 * PAGE)
+	TLBIE(IS_PID, 1, 0)
+	TOUCH(U, 32, PAGE)
+	END
+	BEGIN(21, U, U + 64 * PAGE)
+	TOUCH(U, 64, PAGE)
+	END
+
 	li	4, RES
-	LOAD64(3, 0x7e57ed0064)
-	std	3, 0(4)
+	LOAD64(5, 0x7e57ed0064)
+	STORE_BE
 3:	b	3b
+
+	/* The second CPU: wait for a new seq, run its op, say it is done. */
+second:
+	li	29, 0			/* r29: the last seq done */
+4:	LOAD64(4, CMD)
+	ld	5, 0(4)
+	srdi	6, 5, 8
+	cmpd	6, 29
+	beq	4b
+	mr	29, 6
+	andi.	5, 5, 0xff
+	cmpdi	5, 1
+	bne	5f
+	MMU_ON
+	b	6f
+5:	TOUCH(U, 64, PAGE)
+6:	sync
+	LOAD64(4, ACK)
+	std	29, 0(4)
+	b	4b

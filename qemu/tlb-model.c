@@ -38,7 +38,14 @@
  *   - one partition: LPIDs are not compared; PRS=0 (partition-scoped)
  *     flushes drop entries only with IS 2 or 3.
  *   - no ERAT, no page walk cache, no page walk: a miss is one refill.
- *   - H_RPT_INVALIDATE (guests without GTSE) is not seen.
+ *   - H_RPT_INVALIDATE (guests without GTSE) is not seen, and a tlbie
+ *     that traps (a guest without GTSE may not issue it) counts as if it
+ *     ran: callbacks run before the instruction.
+ *   - the byte order of instructions and registers is endian= for the
+ *     whole run (MSR[LE] is not followed).
+ *   - the extra misses (modelled minus exact) are the refill the flushes
+ *     outside the range cost; near a set's capacity it can come out
+ *     slightly negative (a flush's holes keep entries LRU would evict).
  *
  * Arguments: geometry=p9|p10 (sets and ways below), sets=N, ways=N,
  * smt=N (consecutive vCPUs that share one core's TLB, as -smp threads=N),
@@ -58,8 +65,9 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 /*
- * Geometries (sources in notes/tlb-model.md; both are parameters). POWER9: 128
- * congruence classes in radix mode (Linux's POWER9_TLB_SETS_RADIX) of 4
+ * Geometries (sources in notes/tlb-model.md; both are parameters).
+ * POWER9: 128 congruence classes in radix mode (Linux's
+ * POWER9_TLB_SETS_RADIX) of 4
  * ways (the user's manual's 1024-entry 4-way TLB of hash mode, 256
  * classes): 512 entries. POWER10: 4096 entries (public, not IBM's
  * manual), ways not public: 4 assumed, 1024 classes.
@@ -94,6 +102,7 @@ struct counts {
 	uint64_t user_misses, kernel_misses;
 	uint64_t flushes_pid, flushes_page, flushes_other;	/* applied here */
 	uint64_t tlbie_page, tlbie_pid, tlbiel_page, tlbiel_pid;	/* issued here */
+	uint64_t tlbie_pwc, tlbiel_pwc;	/* RIC 1: the page walk cache only */
 	uint64_t dropped_range, dropped_other, dropped_kernel;
 };
 
@@ -225,6 +234,9 @@ static void tlb_access(unsigned int vcpu, uint64_t ea)
 	if (!classify(vcpu, ea, &pid, &shift))
 		return;
 	in_range = in_phase_range(pid, ea);
+	/* Before the entry exists, so a page flush probes its sets */
+	if (!(__atomic_load_n(&shifts_used, __ATOMIC_ACQUIRE) & shift_bit(shift)))
+		__atomic_or_fetch(&shifts_used, shift_bit(shift), __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&t->lock);
 	hit = lookup(t->e, &t->clock, pid, ea >> shift, shift);
 	xhit = lookup(t->x, &t->clock, pid, ea >> shift, shift);
@@ -244,8 +256,6 @@ static void tlb_access(unsigned int vcpu, uint64_t ea)
 		t->c.range_exact_misses += !xhit;
 	}
 	pthread_mutex_unlock(&t->lock);
-	if (!(shifts_used & shift_bit(shift)))
-		__atomic_or_fetch(&shifts_used, shift_bit(shift), __ATOMIC_RELAXED);
 }
 
 static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
@@ -360,7 +370,7 @@ static void flush_tlb(struct tlb *t, const struct flush *f, bool count)
 			uint8_t shift = page_shifts[s];
 			uint64_t first, last;
 
-			if (!(shifts_used & (1u << s)))
+			if (!(__atomic_load_n(&shifts_used, __ATOMIC_ACQUIRE) & (1u << s)))
 				continue;
 			first = f->ea >> shift;
 			last = (f->ea + (1ull << f->fshift) - 1) >> shift;
@@ -378,10 +388,12 @@ static void flush_tlb(struct tlb *t, const struct flush *f, bool count)
 	pthread_mutex_unlock(&t->lock);
 }
 
-static void issued(struct tlb *t, bool local, unsigned int is)
+static void issued(struct tlb *t, bool local, unsigned int ric, unsigned int is)
 {
 	pthread_mutex_lock(&t->lock);
-	if (is == 0)
+	if (ric == 1)
+		local ? t->c.tlbiel_pwc++ : t->c.tlbie_pwc++;
+	else if (is == 0)
 		local ? t->c.tlbiel_page++ : t->c.tlbie_page++;
 	else if (is == 1)
 		local ? t->c.tlbiel_pid++ : t->c.tlbie_pid++;
@@ -404,13 +416,15 @@ static void vcpu_tlbi(unsigned int vcpu, void *udata)
 		.prs = (insn >> 17) & 1,
 	};
 
+	if (!((insn >> 16) & 1))
+		return;		/* R = 0: a hash page table's tlbie */
+	issued(tlb_of(vcpu), local, ric, f.is);
 	if (ric == 1)
 		return;		/* the page walk cache only: not modelled */
 	if (f.is == 0 && !f.fshift)
 		return;		/* a reserved AP: no entry matches */
 	if (f.is == 0)
 		f.ea &= ~((1ull << f.fshift) - 1);
-	issued(tlb_of(vcpu), local, f.is);
 	if (local) {
 		flush_tlb(tlb_of(vcpu), &f, true);
 		return;
@@ -440,7 +454,8 @@ static void print_counts(const char *what, uint64_t id, int tlb, const struct co
 			    " page-flushes %" PRIu64 " lpid-flushes %" PRIu64
 			    " dropped-range %" PRIu64 " dropped-other %" PRIu64
 			    " dropped-kernel %" PRIu64 " tlbie-page %" PRIu64
-			    " tlbie-pid %" PRIu64 " tlbiel-page %" PRIu64 " tlbiel-pid %" PRIu64 "\n",
+			    " tlbie-pid %" PRIu64 " tlbiel-page %" PRIu64 " tlbiel-pid %" PRIu64
+			    " tlbie-pwc %" PRIu64 " tlbiel-pwc %" PRIu64 "\n",
 			    what, id, core,
 			    c->lookups, c->misses, c->exact_misses,
 			    (int64_t)(c->misses - c->exact_misses), c->range_lookups,
@@ -448,7 +463,7 @@ static void print_counts(const char *what, uint64_t id, int tlb, const struct co
 			    c->kernel_misses, c->flushes_pid, c->flushes_page,
 			    c->flushes_other, c->dropped_range, c->dropped_other,
 			    c->dropped_kernel, c->tlbie_page, c->tlbie_pid, c->tlbiel_page,
-			    c->tlbiel_pid);
+			    c->tlbiel_pid, c->tlbie_pwc, c->tlbiel_pwc);
 	qemu_plugin_outs(s);
 	g_free(s);
 }
@@ -485,6 +500,15 @@ static void vcpu_marker(unsigned int vcpu, void *udata)
 	case 1:
 		/* The counts before the phase go with the phase before. */
 		report("before", phase_id, true);
+		/*
+		 * The exact TLBs start the phase as the modelled ones are:
+		 * what an earlier phase spared is not this one's.
+		 */
+		for (unsigned int i = 0; i < ntlbs; i++) {
+			pthread_mutex_lock(&tlbs[i].lock);
+			memcpy(tlbs[i].x, tlbs[i].e, sizeof(struct entry) * nsets * nways);
+			pthread_mutex_unlock(&tlbs[i].lock);
+		}
 		phase_id = arg;
 		phase_start = a;
 		phase_end = b;
