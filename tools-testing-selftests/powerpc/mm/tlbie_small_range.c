@@ -87,7 +87,7 @@ static int test_thp_split(void)
 	}
 	FAIL_IF_MSG(ret, "THP split measurement");
 	if (v != TLBIE_PASS) {
-		printf("mprotect() of one page of a THP: want 2 per-page tlbie (the 2M page, the page) and 0 whole-PID\n");
+		printf("THP split: want 2 per-page tlbie (the 2M page, the page), 0 whole-PID\n");
 		return 1;
 	}
 	return 0;
