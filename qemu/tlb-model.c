@@ -157,15 +157,21 @@ static uint64_t reg_value(const GByteArray *b)
 	return v;
 }
 
-static uint64_t read_gpr(unsigned int vcpu, unsigned int r)
+/* A register of the current vCPU, in the guest's byte order (endian=) */
+static uint64_t read_reg(struct qemu_plugin_register *handle)
 {
 	GByteArray *b = g_byte_array_new();
 	uint64_t v;
 
-	qemu_plugin_read_register(vcpus[vcpu].gpr[r], b);
+	qemu_plugin_read_register(handle, b);
 	v = reg_value(b);
 	g_byte_array_free(b, TRUE);
 	return v;
+}
+
+static uint64_t read_gpr(unsigned int vcpu, unsigned int r)
+{
+	return read_reg(vcpus[vcpu].gpr[r]);
 }
 
 static struct tlb *tlb_of(unsigned int vcpu)
@@ -274,13 +280,7 @@ static void vcpu_fetch(unsigned int vcpu, void *udata)
 
 static uint64_t read_msr(unsigned int vcpu)
 {
-	GByteArray *b = g_byte_array_new();
-	uint64_t v;
-
-	qemu_plugin_read_register(vcpus[vcpu].msr, b);
-	v = reg_value(b);
-	g_byte_array_free(b, TRUE);
-	return v;
+	return read_reg(vcpus[vcpu].msr);
 }
 
 static void vcpu_mem_msr(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
