@@ -43,12 +43,7 @@
  * When done, 0x7e57ed0064 at physical 0x7000 (else an interrupt's vector).
  */
 
-#define LOAD64(r, v)				\
-	lis	r, ((v) >> 48) & 0xffff;	\
-	ori	r, r, ((v) >> 32) & 0xffff;	\
-	sldi	r, r, 32;			\
-	oris	r, r, ((v) >> 16) & 0xffff;	\
-	ori	r, r, (v) & 0xffff
+#include "bare-metal.h"
 
 #define PATB	0x10000		/* partition table, 4K (PATS 0) */
 #define PRTB	0x20000		/* process table, 4K (PRTS 0) */
@@ -178,19 +173,7 @@
 	b	start
 #endif
 
-	.org	0x100
-	.rept	(0x1800 - 0x100) / 0x20
-	mflr	0
-	bl	1f
-1:	mflr	3
-	subi	3, 3, 8
-	b	fail
-	.balign	0x20
-	.endr
-
-fail:	li	4, RES
-	std	3, 0(4)
-2:	b	2b
+#include "bare-metal-vectors.S"
 
 	.org	0x2000
 start:
