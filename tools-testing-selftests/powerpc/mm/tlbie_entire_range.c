@@ -15,13 +15,24 @@
  *    whole-PID tlbie per dense page table (and one for the page tables a
  *    detach frees, with the page walk cache), per-page tlbie only for the
  *    pages of partial page tables of up to half the ceiling;
+ *  - truncation to 0 of a filled 64MB memfd mapped shared, and a hole
+ *    punched over all of it: each of its mappings zapped with its part of
+ *    the file's range, one whole-PID tlbie per page table, nothing per
+ *    page and no page walk cache (no page table is freed); the same with
+ *    a second process that maps the file and wrote it from the other CPU,
+ *    whose batches this process flushes by that process's PID;
+ *  - process_madvise() MADV_DONTNEED of 64MB of dirty shared memory,
+ *    where the kernel allows it: the call gives no range (its iovecs need
+ *    not be near one another), so every page is flushed on its own, as
+ *    before the rule;
  *  - shmdt() of 64MB with 2 dirty pages per page table, and of a 2MB
  *    segment (a range not above the ceiling): per-page tlbie for every
  *    page, no whole-PID tlbie but the freed page tables';
  *  - the 64MB detach with debugfs powerpc/tlb_batch_flush_pid=N: per page.
  * Single-threaded (tlbiel), with the local ceiling at 40: a POWER10 local
  * whole-PID flush is one tlbiel, so each batch flushes the PID; a POWER9
- * one is 128 (one per TLB set), so its batches stay per page.
+ * one is 128 (one per TLB set), so its batches stay per page. The freed
+ * page tables flush the page walk cache there too.
  *
  * Counts only gain from what else runs (a reschedule point that cuts a
  * batch in two adds per-page tlbie, or trades its whole-PID flush for
@@ -33,6 +44,8 @@
  * only a measurement within every bound passes.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -43,6 +56,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "event.h"
@@ -52,6 +68,13 @@
 #define PMD_SPAN	(2UL << 20)
 #define POWER9_SETS	128
 #define TRIES		3
+
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open		434
+#endif
+#ifndef __NR_process_madvise
+#define __NR_process_madvise	440
+#endif
 
 /*
  * Process-scoped flushes of the host (a KVM host's flushes for a guest
@@ -185,7 +208,7 @@ static int set_knob(int i, const char *val)
 }
 
 /* A thread spinning on another CPU: the mm stays active there */
-static int stop;
+static int stop, other_cpu;
 
 static void *spin(void *arg)
 {
@@ -329,6 +352,155 @@ static int dontneed_unaligned(void)
 	return v != 0;
 }
 
+/* @len bytes of @fd (-1: anonymous) mapped shared at a page-table boundary, written */
+static char *shared_filled(size_t len, int fd)
+{
+	int flags = MAP_SHARED | MAP_FIXED | (fd < 0 ? MAP_ANONYMOUS : 0);
+	char *p;
+
+	p = mmap(NULL, len + PMD_SPAN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	munmap(p, len + PMD_SPAN);
+	p = (char *)(((unsigned long)p + PMD_SPAN - 1) & ~(PMD_SPAN - 1));
+	if (mmap(p, len, PROT_READ | PROT_WRITE, flags, fd, 0) == MAP_FAILED)
+		return NULL;
+	madvise(p, len, MADV_NOHUGEPAGE);
+	memset(p, 0x5a, len);
+	return p;
+}
+
+/*
+ * A process that maps the same @len bytes at @p (inherited over fork())
+ * and writes every page from the other CPU, then waits to be killed. Its
+ * pid, once it has written, or -1.
+ */
+static pid_t second_mapper(char *p, size_t len)
+{
+	cpu_set_t set;
+	char c = 0;
+	int ready[2];
+	pid_t pid;
+
+	if (pipe(ready))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		CPU_ZERO(&set);
+		CPU_SET(other_cpu, &set);
+		/* Its own PTEs, dirty: its zap is cut into forced batches too */
+		if (!sched_setaffinity(0, sizeof(set), &set)) {
+			memset(p, 0xa5, len);
+			c = 1;
+		}
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (pid > 0 && (read(ready[0], &c, 1) != 1 || !c)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(ready[0]);
+	return pid;
+}
+
+/*
+ * Truncation to 0 (@punch: a hole punched over it all) of a filled 64MB
+ * memfd mapped shared, in this process and, with @two, in a second one:
+ * unmap_mapping_range() zaps each mapping with its part of the file's
+ * range, in forced batches of a page table each, and frees no page table.
+ * One whole-PID tlbie per page table of each mapping, none per page, and
+ * no page walk cache. The second process's zap is flushed from here, by
+ * its PID, as a global flush: it ran on the other CPU.
+ */
+static int file_zap(bool punch, bool two)
+{
+	size_t len = 64UL << 20;
+	unsigned long dense, small, maps = two ? 2 : 1;
+	struct counts c;
+	char label[48];
+	int v, tries = 0, fd, rc;
+	pid_t pid = 0;
+	char *p;
+
+	snprintf(label, sizeof(label), "memfd_%s_64M%s", punch ? "punch" : "truncate",
+		 two ? "_2_processes" : "");
+	batches(0, len, &dense, &small);
+	do {
+		fd = memfd_create("tlbie_entire_range", 0);
+		FAIL_IF(fd < 0);
+		FAIL_IF(ftruncate(fd, len));
+		p = shared_filled(len, fd);
+		FAIL_IF(!p);
+		if (two) {
+			pid = second_mapper(p, len);
+			FAIL_IF(pid < 0);
+		}
+		count_start();
+		if (punch)
+			rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, len);
+		else
+			rc = ftruncate(fd, 0);
+		FAIL_IF(count_stop(&c));
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		munmap(p, len);
+		close(fd);
+		FAIL_IF(rc);
+		v = judge(label, &c, maps * dense, maps * dense, false, maps * small,
+			  maps * small);
+		if (!v && c.pwc) {
+			printf("%s: %lu page walk cache flushes, where no page table is freed\n",
+			       label, c.pwc);
+			v = -1;
+		}
+	} while (v > 0 && ++tries < TRIES);
+	return v != 0;
+}
+
+/*
+ * process_madvise() MADV_DONTNEED of 64MB of dirty shared memory, this
+ * process's own: its gather has no range, so each page table's batch is
+ * decided on its own pages, page by page. Not measured where the kernel
+ * refuses MADV_DONTNEED from process_madvise() (EINVAL, before 6.13).
+ */
+static int dontneed_process_madvise(void)
+{
+	size_t len = 64UL << 20;
+	unsigned long pages = len / getpagesize();
+	struct iovec iov;
+	struct counts c;
+	int v, tries = 0, pidfd;
+	long rc;
+
+	pidfd = syscall(__NR_pidfd_open, getpid(), 0);
+	FAIL_IF(pidfd < 0);
+	do {
+		iov.iov_base = shared_filled(len, -1);
+		iov.iov_len = len;
+		FAIL_IF(!iov.iov_base);
+		count_start();
+		rc = syscall(__NR_process_madvise, pidfd, &iov, 1, MADV_DONTNEED, 0);
+		FAIL_IF(count_stop(&c));
+		munmap(iov.iov_base, len);
+		if (rc < 0 && errno == EINVAL) {
+			printf("process_madvise_dontneed_64M: not measured: %s\n", strerror(errno));
+			close(pidfd);
+			return 0;
+		}
+		FAIL_IF(rc != (long)len);
+		v = judge("process_madvise_dontneed_64M", &c, 0, 0, false, pages, pages);
+	} while (v > 0 && ++tries < TRIES);
+	close(pidfd);
+	return v != 0;
+}
+
 /*
  * shmdt() of @len bytes with the first @dirty pages of each page table
  * written: each flushed page by page, and the freed page tables' page walk
@@ -349,7 +521,10 @@ static int per_page(const char *label, size_t len, unsigned long dirty)
 	return v != 0;
 }
 
-/* Single-threaded shmdt() of 64MB with the local ceiling at @ceiling */
+/*
+ * Single-threaded shmdt() of 64MB with the local ceiling at @ceiling; the
+ * page tables it frees flush the page walk cache too, with tlbiel
+ */
 static int local_detach(const char *ceiling)
 {
 	unsigned long pages = 1024, tables = 32, min, max;
@@ -368,10 +543,10 @@ static int local_detach(const char *ceiling)
 	do {
 		FAIL_IF(count_shmdt(64UL << 20, 0, &c));
 		print_counts(label, &c);
-		printf("%s: want tlbie 0, tlbiel %lu..%lu%s\n", label, min, max,
+		printf("%s: want tlbie 0, tlbiel %lu..%lu%s, PWC >= 1\n", label, min, max,
 		       pid ? ", all whole-PID" : "");
 		v = c.pid || c.page || c.local > max ? 1 :
-		    c.local < min || (pid && c.local_pid < min) ? -1 : 0;
+		    c.local < min || (pid && c.local_pid < min) || !c.pwc ? -1 : 0;
 	} while (v > 0 && ++tries < TRIES);
 	return v != 0;
 }
@@ -421,12 +596,17 @@ static int test_entire_range(void)
 	FAIL_IF(bind_to(pthread_self(), cpu[0]));
 	FAIL_IF(pthread_create(&thread, NULL, spin, NULL));
 	FAIL_IF(bind_to(thread, cpu[1]));
+	other_cpu = cpu[1];
 	usleep(100000);
 	why = no_tlbie();
 	if (!why) {
 		failed |= detach(64);
 		failed |= detach(256);
 		failed |= dontneed_unaligned();
+		failed |= file_zap(false, false);
+		failed |= file_zap(true, false);
+		failed |= file_zap(false, true);
+		failed |= dontneed_process_madvise();
 		failed |= per_page("shmdt_64M_2_per_table", 64UL << 20, 2);
 		failed |= per_page("shmdt_2M", PMD_SPAN, 32);
 		if (set_knob(2, "N")) {
