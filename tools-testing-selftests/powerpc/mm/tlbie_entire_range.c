@@ -55,6 +55,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -372,20 +373,24 @@ static char *shared_filled(size_t len, int fd)
 
 /*
  * A process that maps the same @len bytes at @p (inherited over fork())
- * and writes every page from the other CPU, then waits to be killed. Its
- * pid, once it has written, or -1.
+ * and writes every page from the other CPU, then waits to be killed, or
+ * dies with this one. Its pid, once it has written, or -1.
  */
 static pid_t second_mapper(char *p, size_t len)
 {
+	pid_t pid, parent = getpid();
 	cpu_set_t set;
 	char c = 0;
 	int ready[2];
-	pid_t pid;
 
 	if (pipe(ready))
 		return -1;
 	pid = fork();
 	if (pid == 0) {
+		/* The knobs are the parent's to give back */
+		signal(SIGTERM, SIG_DFL);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(1);
 		CPU_ZERO(&set);
 		CPU_SET(other_cpu, &set);
 		/* Its own PTEs, dirty: its zap is cut into forced batches too */
@@ -408,22 +413,28 @@ static pid_t second_mapper(char *p, size_t len)
 	return pid;
 }
 
+enum file_zap { TRUNCATE, PUNCH, TRUNCATE_TWO_PROCESSES };
+
 /*
- * Truncation to 0 (@punch: a hole punched over it all) of a filled 64MB
- * memfd mapped shared, in this process and, with @two, in a second one:
- * unmap_mapping_range() zaps each mapping with its part of the file's
- * range, in forced batches of a page table each, and frees no page table.
- * One whole-PID tlbie per page table of each mapping, none per page, and
- * no page walk cache. The second process's zap is flushed from here, by
- * its PID, as a global flush: it ran on the other CPU.
+ * Truncation to 0 (PUNCH: a hole punched over it all) of a filled 64MB
+ * memfd mapped shared, in this process and, with TRUNCATE_TWO_PROCESSES,
+ * in a second one: unmap_mapping_range() zaps each mapping with its part
+ * of the file's range, in forced batches of a page table each, and frees
+ * no page table. One whole-PID tlbie per page table of each mapping, none
+ * per page, and no page walk cache. The second process's zap is flushed
+ * from here, by its PID, as a global flush: it ran on this CPU after the
+ * fork and then on the other one. The mm_cpumask trim, should it fire
+ * for that mm, drops the rest of its flushes (the process is not running)
+ * after one tlbiel here: a measurement with tlbiel is taken again.
  */
-static int file_zap(bool punch, bool two)
+static int file_zap(enum file_zap op)
 {
+	bool punch = op == PUNCH, two = op == TRUNCATE_TWO_PROCESSES;
 	size_t len = 64UL << 20;
 	unsigned long dense, small, maps = two ? 2 : 1;
 	struct counts c;
 	char label[48];
-	int v, tries = 0, fd, rc;
+	int v, tries = 0, fd, rc, stop_rc;
 	pid_t pid = 0;
 	char *p;
 
@@ -439,26 +450,29 @@ static int file_zap(bool punch, bool two)
 		if (two) {
 			pid = second_mapper(p, len);
 			FAIL_IF(pid < 0);
+			/* The fork made this process's data copy-on-write: copy it now */
+			FAIL_IF(count_stop(&c));
 		}
 		count_start();
 		if (punch)
 			rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, len);
 		else
 			rc = ftruncate(fd, 0);
-		FAIL_IF(count_stop(&c));
+		stop_rc = count_stop(&c);
 		if (pid > 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 		}
 		munmap(p, len);
 		close(fd);
-		FAIL_IF(rc);
+		FAIL_IF(stop_rc || rc);
 		v = judge(label, &c, maps * dense, maps * dense, false, maps * small,
 			  maps * small);
 		if (!v && c.pwc) {
+			/* Above its bound, which noise could reach too: again */
 			printf("%s: %lu page walk cache flushes, where no page table is freed\n",
 			       label, c.pwc);
-			v = -1;
+			v = 1;
 		}
 	} while (v > 0 && ++tries < TRIES);
 	return v != 0;
@@ -467,8 +481,11 @@ static int file_zap(bool punch, bool two)
 /*
  * process_madvise() MADV_DONTNEED of 64MB of dirty shared memory, this
  * process's own: its gather has no range, so each page table's batch is
- * decided on its own pages, page by page. Not measured where the kernel
- * refuses MADV_DONTNEED from process_madvise() (EINVAL, before 6.13).
+ * decided on its own pages, page by page. This pins what the series does
+ * today, a guard against the rule reaching a gather without a range; a
+ * range per iovec would be sound, and would change this case. Not
+ * measured where the kernel refuses MADV_DONTNEED from process_madvise()
+ * (EINVAL, before 6.13).
  */
 static int dontneed_process_madvise(void)
 {
@@ -476,7 +493,7 @@ static int dontneed_process_madvise(void)
 	unsigned long pages = len / getpagesize();
 	struct iovec iov;
 	struct counts c;
-	int v, tries = 0, pidfd;
+	int v, tries = 0, pidfd, err;
 	long rc;
 
 	pidfd = syscall(__NR_pidfd_open, getpid(), 0);
@@ -487,10 +504,11 @@ static int dontneed_process_madvise(void)
 		FAIL_IF(!iov.iov_base);
 		count_start();
 		rc = syscall(__NR_process_madvise, pidfd, &iov, 1, MADV_DONTNEED, 0);
+		err = errno;
 		FAIL_IF(count_stop(&c));
 		munmap(iov.iov_base, len);
-		if (rc < 0 && errno == EINVAL) {
-			printf("process_madvise_dontneed_64M: not measured: %s\n", strerror(errno));
+		if (rc < 0 && err == EINVAL) {
+			printf("process_madvise_dontneed_64M: not measured: %s\n", strerror(err));
 			close(pidfd);
 			return 0;
 		}
@@ -603,9 +621,9 @@ static int test_entire_range(void)
 		failed |= detach(64);
 		failed |= detach(256);
 		failed |= dontneed_unaligned();
-		failed |= file_zap(false, false);
-		failed |= file_zap(true, false);
-		failed |= file_zap(false, true);
+		failed |= file_zap(TRUNCATE);
+		failed |= file_zap(PUNCH);
+		failed |= file_zap(TRUNCATE_TWO_PROCESSES);
 		failed |= dontneed_process_madvise();
 		failed |= per_page("shmdt_64M_2_per_table", 64UL << 20, 2);
 		failed |= per_page("shmdt_2M", PMD_SPAN, 32);
