@@ -227,6 +227,17 @@ static int bind_to(pthread_t t, int cpu)
 	return pthread_setaffinity_np(t, sizeof(set), &set);
 }
 
+/* A free page-table-aligned hole of @len bytes in the address space, or NULL */
+static void *pmd_aligned_hole(size_t len)
+{
+	void *p = mmap(NULL, len + PMD_SPAN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	munmap(p, len + PMD_SPAN);
+	return (void *)(((unsigned long)p + PMD_SPAN - 1) & ~(PMD_SPAN - 1));
+}
+
 /*
  * A SysV shm segment at a page-table boundary, in small pages, with the
  * first @dirty pages of each page table written (every page if 0)
@@ -237,14 +248,13 @@ static void *shm_filled(size_t size, unsigned long dirty)
 	void *addr;
 	int id;
 
-	addr = mmap(NULL, size + PMD_SPAN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (addr == MAP_FAILED)
+	addr = pmd_aligned_hole(size);
+	if (!addr)
 		return NULL;
-	munmap(addr, size + PMD_SPAN);
 	id = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
 	if (id < 0)
 		return NULL;
-	addr = shmat(id, (void *)(((unsigned long)addr + PMD_SPAN - 1) & ~(PMD_SPAN - 1)), 0);
+	addr = shmat(id, addr, 0);
 	shmctl(id, IPC_RMID, NULL);
 	if (addr == (void *)-1)
 		return NULL;
@@ -326,6 +336,19 @@ static int detach(unsigned long mib)
 	return v != 0;
 }
 
+/* @len bytes of @fd (-1: anonymous) mapped shared at a page-table boundary, written */
+static char *shared_filled(size_t len, int fd)
+{
+	int flags = MAP_SHARED | MAP_FIXED | (fd < 0 ? MAP_ANONYMOUS : 0);
+	char *p = pmd_aligned_hole(len);
+
+	if (!p || mmap(p, len, PROT_READ | PROT_WRITE, flags, fd, 0) == MAP_FAILED)
+		return NULL;
+	madvise(p, len, MADV_NOHUGEPAGE);
+	memset(p, 0x5a, len);
+	return p;
+}
+
 static int dontneed_unaligned(void)
 {
 	unsigned long page = getpagesize(), skip = 24, dense, small;
@@ -335,13 +358,8 @@ static int dontneed_unaligned(void)
 	char *p;
 
 	do {
-		p = mmap(NULL, map + PMD_SPAN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		FAIL_IF(p == MAP_FAILED);
-		p = (char *)(((unsigned long)p + PMD_SPAN - 1) & ~(PMD_SPAN - 1));
-		FAIL_IF(mmap(p, map, PROT_READ | PROT_WRITE,
-			     MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED);
-		madvise(p, map, MADV_NOHUGEPAGE);
-		memset(p, 0x5a, map);
+		p = shared_filled(map, -1);
+		FAIL_IF(!p);
 		batches((unsigned long)p + skip * page, len, &dense, &small);
 		count_start();
 		FAIL_IF(madvise(p + skip * page, len, MADV_DONTNEED));
@@ -351,24 +369,6 @@ static int dontneed_unaligned(void)
 		v = judge("madv_dontneed_64M_skip_24", &c, dense, dense, false, small, small);
 	} while (v > 0 && ++tries < TRIES);
 	return v != 0;
-}
-
-/* @len bytes of @fd (-1: anonymous) mapped shared at a page-table boundary, written */
-static char *shared_filled(size_t len, int fd)
-{
-	int flags = MAP_SHARED | MAP_FIXED | (fd < 0 ? MAP_ANONYMOUS : 0);
-	char *p;
-
-	p = mmap(NULL, len + PMD_SPAN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	munmap(p, len + PMD_SPAN);
-	p = (char *)(((unsigned long)p + PMD_SPAN - 1) & ~(PMD_SPAN - 1));
-	if (mmap(p, len, PROT_READ | PROT_WRITE, flags, fd, 0) == MAP_FAILED)
-		return NULL;
-	madvise(p, len, MADV_NOHUGEPAGE);
-	memset(p, 0x5a, len);
-	return p;
 }
 
 /*
