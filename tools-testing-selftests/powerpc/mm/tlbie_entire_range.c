@@ -15,6 +15,11 @@
  *    whole-PID tlbie per dense page table (and one for the page tables a
  *    detach frees, with the page walk cache), per-page tlbie only for the
  *    pages of partial page tables of up to half the ceiling;
+ *  - MADV_DONTNEED, in one call, of a hugetlb page and the 64MB of dirty
+ *    shared memory mapped after it: the zap finishes its gather after the
+ *    hugetlb VMA and starts it again with the call's range, so the shared
+ *    memory's batches flush the PID as above (one per-page tlbie more, for
+ *    the huge page);
  *  - truncation to 0 of a filled 64MB memfd mapped shared, and a hole
  *    punched over all of it: each of its mappings zapped with its part of
  *    the file's range, one whole-PID tlbie per page table, nothing per
@@ -371,6 +376,100 @@ static int dontneed_unaligned(void)
 	return v != 0;
 }
 
+#define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
+
+/*
+ * NULL if a free huge page of the default size, a page table's, can be
+ * had (as root, nr_hugepages is raised by one if need be: *@raised holds
+ * what to write back, else -1); why not otherwise.
+ */
+static const char *huge_page_unavailable(long *raised)
+{
+	long kb = -1, free_pages = -1, rsvd = -1, nr;
+	char line[128], want[24];
+	int found = 0;
+	FILE *f;
+
+	*raised = -1;
+	f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return "cannot read /proc/meminfo";
+	while (fgets(line, sizeof(line), f))
+		found += sscanf(line, "Hugepagesize: %ld", &kb) == 1 ||
+			 sscanf(line, "HugePages_Free: %ld", &free_pages) == 1 ||
+			 sscanf(line, "HugePages_Rsvd: %ld", &rsvd) == 1;
+	fclose(f);
+	if (found != 3)
+		return "no hugetlb in this kernel";
+	if ((unsigned long)kb << 10 != PMD_SPAN)
+		return "the default huge page is not a page table's size";
+	if (free_pages - rsvd >= 1)
+		return NULL;
+	if (read_long(NR_HUGEPAGES, &nr, 10))
+		return "no free huge page, and cannot read " NR_HUGEPAGES;
+	snprintf(want, sizeof(want), "%ld", nr + 1);
+	if (write_file(NR_HUGEPAGES, want, strlen(want)))
+		return "no free huge page, and cannot add one";
+	*raised = nr;
+	return NULL;
+}
+
+static int dontneed_after_hugetlb(void)
+{
+	const char *label = "madv_dontneed_hugetlb_then_64M";
+	unsigned long dense, small;
+	size_t len = 64UL << 20;
+	const char *why;
+	struct counts c;
+	int v, tries = 0;
+	char *p, back[24];
+	long raised;
+
+	why = huge_page_unavailable(&raised);
+	if (why) {
+		printf("%s: not measured: %s\n", label, why);
+		return 0;
+	}
+	do {
+		p = pmd_aligned_hole(PMD_SPAN + len);
+		v = -1;
+		if (!p)
+			break;
+		/* The huge page is reserved here, or the mmap() fails */
+		if (mmap(p, PMD_SPAN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_FIXED,
+			 -1, 0) == MAP_FAILED) {
+			printf("%s: not measured: no huge page to map (%s)\n",
+			       label, strerror(errno));
+			v = 0;
+			break;
+		}
+		if (mmap(p + PMD_SPAN, len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+			perror(label);
+			munmap(p, PMD_SPAN);
+			break;
+		}
+		madvise(p + PMD_SPAN, len, MADV_NOHUGEPAGE);
+		memset(p, 0x5a, PMD_SPAN + len);
+		batches((unsigned long)p + PMD_SPAN, len, &dense, &small);
+		count_start();
+		if (madvise(p, PMD_SPAN + len, MADV_DONTNEED) || count_stop(&c)) {
+			perror(label);
+			munmap(p, PMD_SPAN + len);
+			break;
+		}
+		munmap(p, PMD_SPAN + len);
+		/* No page table is freed: every whole-PID flush is a batch's */
+		v = judge(label, &c, dense, dense, false, small + 1, small + 1);
+	} while (v > 0 && ++tries < TRIES);
+	if (raised >= 0) {
+		snprintf(back, sizeof(back), "%ld", raised);
+		write_file(NR_HUGEPAGES, back, strlen(back));
+	}
+	return v != 0;
+}
+
 /*
  * A process that maps the same @len bytes at @p (inherited over fork())
  * and writes every page from the other CPU, then waits to be killed, or
@@ -628,6 +727,7 @@ static int test_entire_range(void)
 		failed |= detach(64);
 		failed |= detach(256);
 		failed |= dontneed_unaligned();
+		failed |= dontneed_after_hugetlb();
 		failed |= file_zap(TRUNCATE);
 		failed |= file_zap(PUNCH);
 		failed |= file_zap(TRUNCATE_TWO_PROCESSES);
