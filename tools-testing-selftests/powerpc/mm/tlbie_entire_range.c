@@ -16,10 +16,10 @@
  *    detach frees, with the page walk cache), per-page tlbie only for the
  *    pages of partial page tables of up to half the ceiling;
  *  - MADV_DONTNEED, in one call, of a hugetlb page and the 64MB of dirty
- *    shared memory mapped after it: the zap finishes its gather after the
- *    hugetlb VMA and starts it again with the call's range, so the shared
- *    memory's batches flush the PID as above (one per-page tlbie more, for
- *    the huge page);
+ *    shared memory mapped after it: the shared memory's batches flush the
+ *    PID as above, one per-page tlbie more for the huge page, whether the
+ *    zap starts one gather again after the hugetlb VMA with the call's
+ *    range or, as older kernels do, gives each VMA its own;
  *  - truncation to 0 of a filled 64MB memfd mapped shared, and a hole
  *    punched over all of it: each of its mappings zapped with its part of
  *    the file's range, one whole-PID tlbie per page table, nothing per
