@@ -15,11 +15,15 @@
  *    whole-PID tlbie per dense page table (and one for the page tables a
  *    detach frees, with the page walk cache), per-page tlbie only for the
  *    pages of partial page tables of up to half the ceiling;
- *  - MADV_DONTNEED, in one call, of a hugetlb page and the 64MB of dirty
- *    shared memory mapped after it: the shared memory's batches flush the
- *    PID as above, one per-page tlbie more for the huge page, whether the
- *    zap starts one gather again after the hugetlb VMA with the call's
- *    range or, as older kernels do, gives each VMA its own;
+ *  - MADV_DONTNEED, in one call, of a 2MB hugetlb page and the 64MB of
+ *    dirty shared memory mapped after it: the shared memory's batches
+ *    flush the PID as above, one per-page tlbie more for the huge page,
+ *    whether the zap starts one gather again after the hugetlb VMA with
+ *    the call's range or, as older kernels do, gives each VMA its own;
+ *  - MADV_GUARD_INSTALL over 64MB of dirty shared memory, where the
+ *    kernel has guard regions there: the pages it zaps first (with
+ *    zap_vma_range()) flush the PID per page table as above; over 2MB (a
+ *    range not above the ceiling), page by page;
  *  - truncation to 0 of a filled 64MB memfd mapped shared, and a hole
  *    punched over all of it: each of its mappings zapped with its part of
  *    the file's range, one whole-PID tlbie per page table, nothing per
@@ -180,6 +184,19 @@ static const char * const knobs[] = {
 #define NR_KNOBS	ARRAY_SIZE(knobs)
 static char saved[NR_KNOBS][32];
 
+/* 2MB huge pages: the pool's size to give back, or -1 */
+#define HUGE_2MB	"/sys/kernel/mm/hugepages/hugepages-2048kB/"
+static long hugepages_saved = -1;
+
+/* 0 once the pool is back to its size (or was never raised) */
+static int restore_hugepages(void)
+{
+	if (hugepages_saved >= 0 &&
+	    !write_long(HUGE_2MB "nr_hugepages", hugepages_saved, 10))
+		hugepages_saved = -1;
+	return hugepages_saved >= 0;
+}
+
 static void restore_knobs(void)
 {
 	unsigned int i;
@@ -187,6 +204,7 @@ static void restore_knobs(void)
 	for (i = 0; i < NR_KNOBS; i++)
 		if (saved[i][0])
 			write_debugfs_file(knobs[i], saved[i], strlen(saved[i]));
+	restore_hugepages();
 }
 
 static void restore_and_exit(int sig)
@@ -376,41 +394,31 @@ static int dontneed_unaligned(void)
 	return v != 0;
 }
 
-#define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
+#ifndef MAP_HUGE_2MB
+#define MAP_HUGE_2MB	(21 << MAP_HUGE_SHIFT)
+#endif
 
 /*
- * NULL if a free huge page of the default size, a page table's, can be
- * had (as root, nr_hugepages is raised by one if need be: *@raised holds
- * what to write back, else -1); why not otherwise.
+ * NULL if a free 2MB huge page (a page table's span) can be had: the pool
+ * is raised by one if need be, to its size again by restore_hugepages()
+ * (also at exit); why not otherwise.
  */
-static const char *huge_page_unavailable(long *raised)
+static const char *huge_page_unavailable(void)
 {
-	long kb = -1, free_pages = -1, rsvd = -1, nr;
-	char line[128], want[24];
-	int found = 0;
-	FILE *f;
+	long free_pages, rsvd, surplus, nr;
 
-	*raised = -1;
-	f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return "cannot read /proc/meminfo";
-	while (fgets(line, sizeof(line), f))
-		found += sscanf(line, "Hugepagesize: %ld", &kb) == 1 ||
-			 sscanf(line, "HugePages_Free: %ld", &free_pages) == 1 ||
-			 sscanf(line, "HugePages_Rsvd: %ld", &rsvd) == 1;
-	fclose(f);
-	if (found != 3)
-		return "no hugetlb in this kernel";
-	if ((unsigned long)kb << 10 != PMD_SPAN)
-		return "the default huge page is not a page table's size";
+	if (read_long(HUGE_2MB "free_hugepages", &free_pages, 10) ||
+	    read_long(HUGE_2MB "resv_hugepages", &rsvd, 10))
+		return "no 2MB hugetlb pages in this kernel";
 	if (free_pages - rsvd >= 1)
 		return NULL;
-	if (read_long(NR_HUGEPAGES, &nr, 10))
-		return "no free huge page, and cannot read " NR_HUGEPAGES;
-	snprintf(want, sizeof(want), "%ld", nr + 1);
-	if (write_file(NR_HUGEPAGES, want, strlen(want)))
-		return "no free huge page, and cannot add one";
-	*raised = nr;
+	if (!read_long(HUGE_2MB "nr_overcommit_hugepages", &surplus, 10) && surplus)
+		return NULL;
+	if (read_long(HUGE_2MB "nr_hugepages", &nr, 10))
+		return "no free 2MB huge page, and cannot read the pool's size";
+	if (write_long(HUGE_2MB "nr_hugepages", nr + 1, 10))
+		return "no free 2MB huge page, and cannot add one";
+	hugepages_saved = nr;
 	return NULL;
 }
 
@@ -422,10 +430,9 @@ static int dontneed_after_hugetlb(void)
 	const char *why;
 	struct counts c;
 	int v, tries = 0;
-	char *p, back[24];
-	long raised;
+	char *p;
 
-	why = huge_page_unavailable(&raised);
+	why = huge_page_unavailable();
 	if (why) {
 		printf("%s: not measured: %s\n", label, why);
 		return 0;
@@ -433,12 +440,19 @@ static int dontneed_after_hugetlb(void)
 	do {
 		p = pmd_aligned_hole(PMD_SPAN + len);
 		v = -1;
-		if (!p)
+		if (!p) {
+			perror(label);
 			break;
+		}
 		/* The huge page is reserved here, or the mmap() fails */
 		if (mmap(p, PMD_SPAN, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_FIXED,
-			 -1, 0) == MAP_FAILED) {
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB |
+			 MAP_FIXED, -1, 0) == MAP_FAILED) {
+			/* Once measured, a huge page is there to be had */
+			if (tries) {
+				perror(label);
+				break;
+			}
 			printf("%s: not measured: no huge page to map (%s)\n",
 			       label, strerror(errno));
 			v = 0;
@@ -463,10 +477,46 @@ static int dontneed_after_hugetlb(void)
 		/* No page table is freed: every whole-PID flush is a batch's */
 		v = judge(label, &c, dense, dense, false, small + 1, small + 1);
 	} while (v > 0 && ++tries < TRIES);
-	if (raised >= 0) {
-		snprintf(back, sizeof(back), "%ld", raised);
-		write_file(NR_HUGEPAGES, back, strlen(back));
-	}
+	if (restore_hugepages())
+		printf("%s: cannot give the 2MB huge page pool its size back\n", label);
+	return v != 0;
+}
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL	102
+#endif
+
+/*
+ * MADV_GUARD_INSTALL over @len bytes of dirty shared memory: it zaps the
+ * pages with zap_vma_range() before it installs the guard markers, in
+ * forced batches that free no page table. Above the ceiling, one
+ * whole-PID flush per dense page table; at most the ceiling, every page
+ * on its own. Not measured where the kernel refuses guard regions in
+ * shared memory (EINVAL).
+ */
+static int guard_install(const char *label, size_t len)
+{
+	unsigned long pages = len / getpagesize(), dense = 0, small = pages;
+	struct counts c;
+	int v, tries = 0, err;
+	char *p;
+
+	do {
+		p = shared_filled(len, -1);
+		FAIL_IF(!p);
+		if (pages > CEILING)
+			batches((unsigned long)p, len, &dense, &small);
+		count_start();
+		err = madvise(p, len, MADV_GUARD_INSTALL) ? errno : 0;
+		FAIL_IF(count_stop(&c));
+		munmap(p, len);
+		if (err == EINVAL && !tries) {
+			printf("%s: not measured: %s\n", label, strerror(err));
+			return 0;
+		}
+		FAIL_IF(err);
+		v = judge(label, &c, dense, dense, false, small, small);
+	} while (v > 0 && ++tries < TRIES);
 	return v != 0;
 }
 
@@ -728,6 +778,8 @@ static int test_entire_range(void)
 		failed |= detach(256);
 		failed |= dontneed_unaligned();
 		failed |= dontneed_after_hugetlb();
+		failed |= guard_install("madv_guard_install_64M", 64UL << 20);
+		failed |= guard_install("madv_guard_install_2M", PMD_SPAN);
 		failed |= file_zap(TRUNCATE);
 		failed |= file_zap(PUNCH);
 		failed |= file_zap(TRUNCATE_TWO_PROCESSES);
