@@ -15,6 +15,10 @@
  *    whole-PID tlbie per dense page table (and one for the page tables a
  *    detach frees, with the page walk cache), per-page tlbie only for the
  *    pages of partial page tables of up to half the ceiling;
+ *  - MADV_DONTNEED of a page table of dirty shared memory and 20 clean
+ *    (read) pages after it: the dirty page table's batch is forced and
+ *    flushes the PID, the clean pages are flushed at the gather's end,
+ *    not early, so page by page;
  *  - MADV_DONTNEED, in one call, of a 2MB hugetlb page and the 64MB of
  *    dirty shared memory mapped after it: the shared memory's batches
  *    flush the PID as above, one per-page tlbie more for the huge page,
@@ -390,6 +394,38 @@ static int dontneed_unaligned(void)
 		munmap(p, map);
 		/* It frees no page tables: every whole-PID flush is a batch's */
 		v = judge("madv_dontneed_64M_skip_24", &c, dense, dense, false, small, small);
+	} while (v > 0 && ++tries < TRIES);
+	return v != 0;
+}
+
+/*
+ * A forced batch, then pages gathered to the end: a page table of dirty
+ * shared memory and the first @tail pages of the next one, only read
+ * (clean: core mm flushes them when the gather ends), in one
+ * MADV_DONTNEED. Only the first flush is early; the last one is decided
+ * on its own pages, whatever came before it.
+ */
+static int dontneed_forced_then_gathered(void)
+{
+	const char *label = "madv_dontneed_2M_dirty_then_20_clean";
+	unsigned long page = getpagesize(), tail = 20;
+	struct counts c;
+	int v, tries = 0;
+	char *p;
+
+	do {
+		p = pmd_aligned_hole(2 * PMD_SPAN);
+		FAIL_IF(!p);
+		FAIL_IF(mmap(p, 2 * PMD_SPAN, PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED);
+		madvise(p, 2 * PMD_SPAN, MADV_NOHUGEPAGE);
+		memset(p, 0x5a, PMD_SPAN);
+		FAIL_IF(madvise(p + PMD_SPAN, tail * page, MADV_POPULATE_READ));
+		count_start();
+		FAIL_IF(madvise(p, PMD_SPAN + tail * page, MADV_DONTNEED));
+		FAIL_IF(count_stop(&c));
+		munmap(p, 2 * PMD_SPAN);
+		v = judge(label, &c, 1, 1, false, tail, tail);
 	} while (v > 0 && ++tries < TRIES);
 	return v != 0;
 }
@@ -777,6 +813,7 @@ static int test_entire_range(void)
 		failed |= detach(64);
 		failed |= detach(256);
 		failed |= dontneed_unaligned();
+		failed |= dontneed_forced_then_gathered();
 		failed |= dontneed_after_hugetlb();
 		failed |= guard_install("madv_guard_install_64M", 64UL << 20);
 		failed |= guard_install("madv_guard_install_2M", PMD_SPAN);
