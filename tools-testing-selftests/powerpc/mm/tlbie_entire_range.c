@@ -398,6 +398,10 @@ static int dontneed_unaligned(void)
 	return v != 0;
 }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ	22
+#endif
+
 /*
  * A forced batch, then pages gathered to the end: a page table of dirty
  * shared memory and the first @tail pages of the next one, only read
@@ -408,9 +412,10 @@ static int dontneed_unaligned(void)
 static int dontneed_forced_then_gathered(void)
 {
 	const char *label = "madv_dontneed_2M_dirty_then_20_clean";
-	unsigned long page = getpagesize(), tail = 20;
+	/* More than half the ceiling, so that the rule would flip them */
+	unsigned long page = getpagesize(), tail = CEILING / 2 + 4;
 	struct counts c;
-	int v, tries = 0;
+	int v, tries = 0, rc;
 	char *p;
 
 	do {
@@ -420,11 +425,15 @@ static int dontneed_forced_then_gathered(void)
 			     MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED);
 		madvise(p, 2 * PMD_SPAN, MADV_NOHUGEPAGE);
 		memset(p, 0x5a, PMD_SPAN);
-		FAIL_IF(madvise(p + PMD_SPAN, tail * page, MADV_POPULATE_READ));
-		count_start();
-		FAIL_IF(madvise(p, PMD_SPAN + tail * page, MADV_DONTNEED));
-		FAIL_IF(count_stop(&c));
+		rc = madvise(p + PMD_SPAN, tail * page, MADV_POPULATE_READ);
+		if (!rc) {
+			count_start();
+			rc = madvise(p, PMD_SPAN + tail * page, MADV_DONTNEED) || count_stop(&c);
+		}
+		if (rc)
+			perror(label);
 		munmap(p, 2 * PMD_SPAN);
+		FAIL_IF(rc);
 		v = judge(label, &c, 1, 1, false, tail, tail);
 	} while (v > 0 && ++tries < TRIES);
 	return v != 0;
@@ -441,20 +450,21 @@ static int dontneed_forced_then_gathered(void)
  */
 static const char *huge_page_unavailable(void)
 {
-	long free_pages, rsvd, surplus, nr;
+	long free_pages, rsvd, nr;
 
 	if (read_long(HUGE_2MB "free_hugepages", &free_pages, 10) ||
 	    read_long(HUGE_2MB "resv_hugepages", &rsvd, 10))
 		return "no 2MB hugetlb pages in this kernel";
 	if (free_pages - rsvd >= 1)
 		return NULL;
-	if (!read_long(HUGE_2MB "nr_overcommit_hugepages", &surplus, 10) && surplus)
-		return NULL;
+	/* A pool page, not a surplus one: it stays there between tries */
 	if (read_long(HUGE_2MB "nr_hugepages", &nr, 10))
 		return "no free 2MB huge page, and cannot read the pool's size";
-	if (write_long(HUGE_2MB "nr_hugepages", nr + 1, 10))
-		return "no free 2MB huge page, and cannot add one";
 	hugepages_saved = nr;
+	if (write_long(HUGE_2MB "nr_hugepages", nr + 1, 10)) {
+		hugepages_saved = -1;
+		return "no free 2MB huge page, and cannot add one";
+	}
 	return NULL;
 }
 
@@ -513,8 +523,10 @@ static int dontneed_after_hugetlb(void)
 		/* No page table is freed: every whole-PID flush is a batch's */
 		v = judge(label, &c, dense, dense, false, small + 1, small + 1);
 	} while (v > 0 && ++tries < TRIES);
-	if (restore_hugepages())
+	if (restore_hugepages()) {
 		printf("%s: cannot give the 2MB huge page pool its size back\n", label);
+		return 1;
+	}
 	return v != 0;
 }
 
@@ -544,10 +556,12 @@ static int guard_install(const char *label, size_t len)
 			batches((unsigned long)p, len, &dense, &small);
 		count_start();
 		err = madvise(p, len, MADV_GUARD_INSTALL) ? errno : 0;
-		FAIL_IF(count_stop(&c));
+		if (count_stop(&c) && !err)
+			err = errno;
 		munmap(p, len);
 		if (err == EINVAL && !tries) {
-			printf("%s: not measured: %s\n", label, strerror(err));
+			printf("%s: not measured: no guard regions in shared memory here (%s)\n",
+			       label, strerror(err));
 			return 0;
 		}
 		FAIL_IF(err);
