@@ -14,7 +14,9 @@
  *    64MB of dirty shared memory from 24 pages into a page table: one
  *    whole-PID tlbie per dense page table (and one for the page tables a
  *    detach frees, with the page walk cache), per-page tlbie only for the
- *    pages of partial page tables of up to half the ceiling;
+ *    pages of partial page tables of up to half the ceiling; MADV_DONTNEED
+ *    of one such page table alone (a range not above the ceiling): page
+ *    by page;
  *  - MADV_DONTNEED of a page table of dirty shared memory and 20 clean
  *    (read) pages after it: the dirty page table's batch is forced and
  *    flushes the PID, the clean pages are flushed at the gather's end,
@@ -41,11 +43,19 @@
  *  - shmdt() of 64MB with 2 dirty pages per page table, and of a 2MB
  *    segment (a range not above the ceiling): per-page tlbie for every
  *    page, no whole-PID tlbie but the freed page tables';
- *  - the 64MB detach with debugfs powerpc/tlb_batch_flush_pid=N: per page.
+ *  - the 64MB detach with debugfs powerpc/tlb_batch_flush_pid=N: per page;
+ *  - MADV_DONTNEED of one page while another thread's MADV_DONTNEED has
+ *    its gather open (held by a userfaultfd remove event), after a hugetlb
+ *    VMA's zap restarted a gather: the nested gathers flush the whole PID;
+ *    without the other one, the page alone;
+ *  - process_mrelease() of a killed child: the reap flushes its memory.
  * Single-threaded (tlbiel), with the local ceiling at 40: a POWER10 local
  * whole-PID flush is one tlbiel, so each batch flushes the PID; a POWER9
  * one is 128 (one per TLB set), so its batches stay per page. The freed
- * page tables flush the page walk cache there too.
+ * page tables flush the page walk cache there too. At the default 256, a
+ * never touched hugetlb VMA, then 150 private pages and a dirty shared
+ * page in one MADV_DONTNEED: the forced batch of 151 pages, in a range of
+ * 183, goes page by page.
  *
  * Counts only gain from what else runs (a reschedule point that cuts a
  * batch in two adds per-page tlbie, or trades its whole-PID flush for
@@ -59,6 +69,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -72,8 +83,10 @@
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/userfaultfd.h>
 
 #include "event.h"
 #include "utils.h"
@@ -88,6 +101,12 @@
 #endif
 #ifndef __NR_process_madvise
 #define __NR_process_madvise	440
+#endif
+#ifndef __NR_process_mrelease
+#define __NR_process_mrelease	448
+#endif
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY	1
 #endif
 
 /*
@@ -398,6 +417,29 @@ static int dontneed_unaligned(void)
 	return v != 0;
 }
 
+/*
+ * MADV_DONTNEED of one page table of dirty shared memory: its range is
+ * not above the ceiling, so its one forced batch goes page by page
+ */
+static int dontneed_2M(void)
+{
+	unsigned long pages = PMD_SPAN / getpagesize();
+	struct counts c;
+	int v, tries = 0, rc;
+	char *p;
+
+	do {
+		p = shared_filled(PMD_SPAN, -1);
+		FAIL_IF(!p);
+		count_start();
+		rc = madvise(p, PMD_SPAN, MADV_DONTNEED) || count_stop(&c);
+		munmap(p, PMD_SPAN);
+		FAIL_IF(rc);
+		v = judge("madv_dontneed_2M", &c, 0, 0, false, pages, pages);
+	} while (v > 0 && ++tries < TRIES);
+	return v != 0;
+}
+
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ	22
 #endif
@@ -684,6 +726,222 @@ static int file_zap(enum file_zap op)
 	return v != 0;
 }
 
+/* Whether the kernel is @major.@minor or later */
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma, mi;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/* A MADV_DONTNEED that a userfaultfd's remove event holds */
+struct parked {
+	char *p;
+	size_t len;
+	int rc;
+};
+
+static void *park(void *arg)
+{
+	struct parked *pk = arg;
+
+	pk->rc = madvise(pk->p, pk->len, MADV_DONTNEED) ? errno : 0;
+	return NULL;
+}
+
+static int dontneed_1(const char *label, char *p, unsigned long pid, unsigned long page)
+{
+	struct counts c;
+	int v, tries = 0;
+
+	do {
+		p[0] = 1;
+		count_start();
+		FAIL_IF(madvise(p, getpagesize(), MADV_DONTNEED));
+		FAIL_IF(count_stop(&c));
+		v = judge(label, &c, pid, pid, pid != 0, page, page);
+	} while (v > 0 && ++tries < TRIES);
+	return v != 0;
+}
+
+/*
+ * Nested gathers: while another thread's MADV_DONTNEED has its gather
+ * open (held in a userfaultfd remove event, which waits with the mmap
+ * lock dropped), tlb_finish_mmu() sees mm->tlb_flush_pending above 1 and
+ * flushes the whole mm, whatever the gather holds: the other zap may have
+ * cleared PTEs this one found empty, and not yet flushed them. One page's
+ * MADV_DONTNEED flushes the PID then, and only that page without the
+ * other gather. A MADV_DONTNEED of a hugetlb VMA comes first: its zap
+ * finishes the gather and starts it again, which must leave the count as
+ * it was. Not measured before 6.16, where madvise() starts its gather
+ * only after the remove event.
+ */
+static int dontneed_nested(void)
+{
+	const char *label = "madv_dontneed_1_nested";
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_EVENT_REMOVE };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	size_t page = getpagesize();
+	struct parked pk = { .len = page, .rc = -1 };
+	struct pollfd pfd = { .events = POLLIN };
+	struct uffd_msg msg = { 0 };
+	pthread_t thread;
+	int failed, uffd;
+	char *p, *h;
+
+	if (!kernel_at_least(6, 16)) {
+		printf("%s: not measured: before 6.16, madvise() opens its gather later\n",
+		       label);
+		return 0;
+	}
+	/* The sysctl is there when userfaultfd is (CONFIG_USERFAULTFD) */
+	if (access("/proc/sys/vm/unprivileged_userfaultfd", F_OK)) {
+		printf("%s: not measured: no userfaultfd in this kernel\n", label);
+		return 0;
+	}
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	FAIL_IF(uffd < 0);
+	FAIL_IF(ioctl(uffd, UFFDIO_API, &api));
+	p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	FAIL_IF(p == MAP_FAILED);
+	pk.p = p + page;
+	reg.range.start = (unsigned long)pk.p;
+	reg.range.len = page;
+	FAIL_IF(ioctl(uffd, UFFDIO_REGISTER, &reg));
+
+	/* Nothing in it is touched: no pool page is needed */
+	h = mmap(NULL, PMD_SPAN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_HUGETLB | MAP_HUGE_2MB | MAP_NORESERVE, -1, 0);
+	if (h == MAP_FAILED) {
+		printf("%s: no hugetlb VMA zapped first: %s\n", label, strerror(errno));
+	} else {
+		FAIL_IF(madvise(h, PMD_SPAN, MADV_DONTNEED));
+		munmap(h, PMD_SPAN);
+	}
+
+	failed = dontneed_1("madv_dontneed_1", p, 0, 1);
+	FAIL_IF(pthread_create(&thread, NULL, park, &pk));
+	pfd.fd = uffd;
+	if (poll(&pfd, 1, 10000) != 1) {
+		printf("%s: no remove event from the other thread's MADV_DONTNEED\n", label);
+		/* Closing the userfaultfd lets a waiter go */
+		close(uffd);
+		pthread_join(thread, NULL);
+		munmap(p, 2 * page);
+		return 1;
+	}
+	/* Measured before the event is read: reading it lets the other thread go */
+	failed |= dontneed_1(label, p, 1, 0);
+	if (read(uffd, &msg, sizeof(msg)) != sizeof(msg) || msg.event != UFFD_EVENT_REMOVE) {
+		printf("%s: no remove event read (%s, event %u)\n", label, strerror(errno),
+		       msg.event);
+		close(uffd);
+		uffd = -1;
+		failed = 1;
+	}
+	pthread_join(thread, NULL);
+	if (pk.rc) {
+		printf("%s: the other thread's MADV_DONTNEED: %s\n", label, strerror(pk.rc));
+		failed = 1;
+	}
+	if (uffd >= 0)
+		close(uffd);
+	munmap(p, 2 * page);
+	return failed;
+}
+
+/*
+ * process_mrelease() of a child killed with 64MB of filled private
+ * memory: the call reaps it (zap_vma_for_reaping(), the OOM reaper's
+ * zap), with flushes for the child's PID issued here, and returns 0.
+ * The child's exit races with it: once every thread of the child has
+ * left its mm the call finds none (ESRCH), and once the exit has zapped
+ * the memory there is nothing to flush. The child's threads, each of
+ * which must leave the mm, widen the window; a try the exit won is made
+ * again, and one reap in REAP_TRIES passes.
+ */
+#define REAP_TRIES	10
+#define REAP_THREADS	32
+
+static void *sleeper(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
+static int reap_killed_child(void)
+{
+	const char *label = "process_mrelease_64M";
+	size_t len = 64UL << 20;
+	struct counts c;
+	int i, pidfd, ready[2], err;
+	cpu_set_t set;
+	pid_t pid;
+	long rc;
+	char k;
+
+	if (!kernel_at_least(5, 15)) {
+		printf("%s: not measured: no process_mrelease() before 5.15\n", label);
+		return 0;
+	}
+	for (i = 0; i < REAP_TRIES; i++) {
+		FAIL_IF(pipe(ready));
+		pid = fork();
+		FAIL_IF(pid < 0);
+		if (pid == 0) {
+			pthread_t t;
+			char *m;
+
+			signal(SIGTERM, SIG_DFL);
+			CPU_ZERO(&set);
+			CPU_SET(other_cpu, &set);
+			m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			k = m != MAP_FAILED && !sched_setaffinity(0, sizeof(set), &set);
+			for (i = 1; k && i < REAP_THREADS; i++)
+				k = !pthread_create(&t, NULL, sleeper, NULL);
+			if (k)
+				memset(m, 0x5a, len);
+			if (write(ready[1], &k, 1) != 1)
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		close(ready[1]);
+		pidfd = syscall(__NR_pidfd_open, pid, 0);
+		if (read(ready[0], &k, 1) != 1 || !k || pidfd < 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			close(ready[0]);
+			printf("%s: the child did not start\n", label);
+			return 1;
+		}
+		close(ready[0]);
+		FAIL_IF(kill(pid, SIGKILL));
+		count_start();
+		rc = syscall(__NR_process_mrelease, pidfd, 0);
+		err = errno;
+		FAIL_IF(count_stop(&c));
+		waitpid(pid, NULL, 0);
+		close(pidfd);
+		print_counts(label, &c);
+		if (rc && err != ESRCH) {
+			printf("%s: %s\n", label, strerror(err));
+			return 1;
+		}
+		if (!rc && c.pid + c.page + c.local) {
+			printf("%s: reaped in try %d\n", label, i + 1);
+			return 0;
+		}
+	}
+	printf("%s: no flush of a reap seen in %d tries\n", label, REAP_TRIES);
+	return 1;
+}
+
 /*
  * process_madvise() MADV_DONTNEED of 64MB of dirty shared memory, this
  * process's own: its gather has no range, so each page table's batch is
@@ -776,6 +1034,57 @@ static int local_detach(const char *ceiling)
 }
 
 /*
+ * Single-threaded, with the local ceiling at 256: MADV_DONTNEED of a 2MB
+ * hugetlb VMA, never touched, then 150 filled private pages and one dirty
+ * shared page in the same page table. The hugetlb zap gathers nothing;
+ * the private pages are gathered and flushed with the shared page's
+ * forced batch, 151 pages (above half the ceiling) in a call's range of
+ * 183 pages, not above it: page by page. Not measured where there are no
+ * 2MB hugetlb pages.
+ */
+static int local_after_hugetlb(void)
+{
+	const char *label = "madv_dontneed_hugetlb_then_151_local";
+	unsigned long page = getpagesize(), anon = 150, pages = anon + 1;
+	size_t len = PMD_SPAN + pages * page;
+	struct counts c;
+	int v, tries = 0, rc;
+	char *p;
+
+	FAIL_IF(set_knob(1, "256"));
+	do {
+		p = pmd_aligned_hole(len);
+		FAIL_IF(!p);
+		if (mmap(p, PMD_SPAN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB |
+			 MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED) {
+			printf("%s: not measured: no 2MB hugetlb VMA (%s)\n", label,
+			       strerror(errno));
+			return tries != 0;
+		}
+		rc = mmap(p + PMD_SPAN, anon * page, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ||
+		     mmap(p + PMD_SPAN + anon * page, page, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED;
+		if (!rc) {
+			madvise(p + PMD_SPAN, anon * page, MADV_NOHUGEPAGE);
+			memset(p + PMD_SPAN, 0x5a, pages * page);
+			count_start();
+			rc = madvise(p, len, MADV_DONTNEED) || count_stop(&c);
+		}
+		if (rc)
+			perror(label);
+		munmap(p, len);
+		FAIL_IF(rc);
+		print_counts(label, &c);
+		printf("%s: want tlbie 0, tlbiel %lu, none whole-PID\n", label, pages);
+		v = c.pid || c.page || c.local > pages ? 1 :
+		    c.local < pages || c.local_pid ? -1 : 0;
+	} while (v > 0 && ++tries < TRIES);
+	return v != 0;
+}
+
+/*
  * Why global flushes do not issue tlbie here, from the kernel's setup (not
  * from a count, which a kernel that lost its tlbie would pass), or NULL
  */
@@ -827,6 +1136,7 @@ static int test_entire_range(void)
 		failed |= detach(64);
 		failed |= detach(256);
 		failed |= dontneed_unaligned();
+		failed |= dontneed_2M();
 		failed |= dontneed_forced_then_gathered();
 		failed |= dontneed_after_hugetlb();
 		failed |= guard_install("madv_guard_install_64M", 64UL << 20);
@@ -835,6 +1145,8 @@ static int test_entire_range(void)
 		failed |= file_zap(PUNCH);
 		failed |= file_zap(TRUNCATE_TWO_PROCESSES);
 		failed |= dontneed_process_madvise();
+		failed |= dontneed_nested();
+		failed |= reap_killed_child();
 		failed |= per_page("shmdt_64M_2_per_table", 64UL << 20, 2);
 		failed |= per_page("shmdt_2M", PMD_SPAN, 32);
 		if (set_knob(2, "N")) {
@@ -852,6 +1164,7 @@ static int test_entire_range(void)
 
 	failed |= local_detach("40");
 	failed |= local_detach("256");
+	failed |= local_after_hugetlb();
 	restore_knobs();
 	if (why && !failed)
 		SKIP_IF_MSG(why, why);
