@@ -613,11 +613,11 @@ static int guard_install(const char *label, size_t len)
 }
 
 /*
- * A process that maps the same @len bytes at @p (inherited over fork())
- * and writes every page from the other CPU, then waits to be killed, or
- * dies with this one. Its pid, once it has written, or -1.
+ * Fork a child that moves to the other CPU, runs @prepare(@arg) there (0:
+ * done) and then waits to be killed, or dies with this process. Its pid,
+ * once @prepare is done, or -1.
  */
-static pid_t second_mapper(char *p, size_t len)
+static pid_t child_on_other_cpu(int (*prepare)(void *), void *arg)
 {
 	pid_t pid, parent = getpid();
 	sigset_t term, old;
@@ -639,11 +639,7 @@ static pid_t second_mapper(char *p, size_t len)
 			_exit(1);
 		CPU_ZERO(&set);
 		CPU_SET(other_cpu, &set);
-		/* Its own PTEs, dirty: its zap is cut into forced batches too */
-		if (!sched_setaffinity(0, sizeof(set), &set)) {
-			memset(p, 0xa5, len);
-			c = 1;
-		}
+		c = !sched_setaffinity(0, sizeof(set), &set) && !prepare(arg);
 		if (write(ready[1], &c, 1) != 1)
 			_exit(1);
 		for (;;)
@@ -658,6 +654,32 @@ static pid_t second_mapper(char *p, size_t len)
 	}
 	close(ready[0]);
 	return pid;
+}
+
+struct area {
+	char *p;
+	size_t len;
+};
+
+/* Its own PTEs, dirty: its zap is cut into forced batches too */
+static int write_area(void *arg)
+{
+	struct area *a = arg;
+
+	memset(a->p, 0xa5, a->len);
+	return 0;
+}
+
+/*
+ * A process that maps the same @len bytes at @p (inherited over fork())
+ * and writes every page from the other CPU, then waits to be killed, or
+ * dies with this one. Its pid, once it has written, or -1.
+ */
+static pid_t second_mapper(char *p, size_t len)
+{
+	struct area a = { .p = p, .len = len };
+
+	return child_on_other_cpu(write_area, &a);
 }
 
 enum file_zap { TRUNCATE, PUNCH, TRUNCATE_TWO_PROCESSES };
@@ -878,80 +900,56 @@ static void *sleeper(void *arg)
 	return arg;
 }
 
+/* The reap's child: *@arg bytes of filled private memory, REAP_THREADS threads */
+static int fill_with_threads(void *arg)
+{
+	size_t len = *(size_t *)arg;
+	pthread_t t;
+	char *m;
+	int i;
+
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED || madvise(m, len, MADV_NOHUGEPAGE))
+		return -1;
+	for (i = 1; i < REAP_THREADS; i++)
+		if (pthread_create(&t, NULL, sleeper, NULL))
+			return -1;
+	memset(m, 0x5a, len);
+	return 0;
+}
+
 static int reap_killed_child(void)
 {
 	const char *label = "process_mrelease_64M";
 	size_t len = 64UL << 20;
-	pid_t pid, parent = getpid();
-	sigset_t term, old;
+	int i, pidfd, err, stopped;
 	struct counts c;
-	int i, pidfd, ready[2], err;
-	cpu_set_t set;
+	pid_t pid;
 	long rc;
-	char k;
 
 	if (!kernel_at_least(5, 15)) {
 		printf("%s: not measured: no process_mrelease() before 5.15\n", label);
 		return 0;
 	}
-	sigemptyset(&term);
-	sigaddset(&term, SIGTERM);
 	for (i = 0; i < REAP_TRIES; i++) {
-		FAIL_IF(pipe(ready));
-		/* The knobs are the parent's to give back: no SIGTERM handler here */
-		sigprocmask(SIG_BLOCK, &term, &old);
-		pid = fork();
-		if (pid == 0) {
-			pthread_t t;
-			char *m;
-			int j;
-
-			signal(SIGTERM, SIG_DFL);
-			sigprocmask(SIG_SETMASK, &old, NULL);
-			if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
-				_exit(1);
-			CPU_ZERO(&set);
-			CPU_SET(other_cpu, &set);
-			m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			k = m != MAP_FAILED && !madvise(m, len, MADV_NOHUGEPAGE) &&
-			    !sched_setaffinity(0, sizeof(set), &set);
-			for (j = 1; k && j < REAP_THREADS; j++)
-				k = !pthread_create(&t, NULL, sleeper, NULL);
-			if (k)
-				memset(m, 0x5a, len);
-			if (write(ready[1], &k, 1) != 1)
-				_exit(1);
-			for (;;)
-				pause();
-		}
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		close(ready[1]);
-		if (pid < 0) {
-			close(ready[0]);
-			perror("fork");
-			return 1;
-		}
-		pidfd = syscall(__NR_pidfd_open, pid, 0);
-		if (read(ready[0], &k, 1) != 1 || !k || pidfd < 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			close(ready[0]);
-			if (pidfd >= 0)
-				close(pidfd);
+		pid = child_on_other_cpu(fill_with_threads, &len);
+		pidfd = pid < 0 ? -1 : syscall(__NR_pidfd_open, pid, 0);
+		if (pidfd < 0) {
+			if (pid > 0) {
+				kill(pid, SIGKILL);
+				waitpid(pid, NULL, 0);
+			}
 			printf("%s: the child did not start\n", label);
 			return 1;
 		}
-		close(ready[0]);
+		FAIL_IF(kill(pid, SIGKILL));
 		count_start();
-		rc = kill(pid, SIGKILL) ? -1 : syscall(__NR_process_mrelease, pidfd, 0);
+		rc = syscall(__NR_process_mrelease, pidfd, 0);
 		err = errno;
-		if (count_stop(&c))
-			rc = -1, err = errno;
-		if (rc)
-			kill(pid, SIGKILL);
+		stopped = count_stop(&c);
 		waitpid(pid, NULL, 0);
 		close(pidfd);
+		FAIL_IF(stopped);
 		print_counts(label, &c);
 		if (rc && err != ESRCH) {
 			printf("%s: %s\n", label, strerror(err));
