@@ -636,14 +636,17 @@ static int guard_install(const char *label, size_t len)
 }
 
 /*
- * Fork a child that moves to the other CPU, runs @prepare(@arg) there (0:
- * done) and then waits to be killed, or dies with this process. Its pid,
- * once @prepare is done, or -1.
+ * Fork a child that runs @prepare(@arg) on the other CPU (0: done) and
+ * then waits to be killed, or dies with this process. With @fork_there
+ * it is forked from the other CPU and never runs on this one, which stays
+ * out of its mm_cpumask; else it moves there after the fork, with this
+ * CPU in its mm_cpumask. Its pid, once @prepare is done, or -1.
  */
-static pid_t child_on_other_cpu(int (*prepare)(void *), void *arg)
+static pid_t child_on_other_cpu(int (*prepare)(void *), void *arg, bool fork_there)
 {
 	pid_t pid, parent = getpid();
 	sigset_t term, old;
+	cpu_set_t set;
 	char c = 0;
 	int ready[2];
 
@@ -653,12 +656,7 @@ static pid_t child_on_other_cpu(int (*prepare)(void *), void *arg)
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	sigprocmask(SIG_BLOCK, &term, &old);
-	/*
-	 * Forked from the other CPU, the child never runs on this one: this
-	 * CPU stays out of its mm_cpumask, and flushes of its mm from here
-	 * are global while it is live there
-	 */
-	if (bind_to(pthread_self(), other_cpu)) {
+	if (fork_there && bind_to(pthread_self(), other_cpu)) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(ready[0]);
 		close(ready[1]);
@@ -670,13 +668,17 @@ static pid_t child_on_other_cpu(int (*prepare)(void *), void *arg)
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 			_exit(1);
-		c = !prepare(arg);
+		close(ready[0]);
+		CPU_ZERO(&set);
+		CPU_SET(other_cpu, &set);
+		c = !sched_setaffinity(0, sizeof(set), &set) && !prepare(arg);
 		if (write(ready[1], &c, 1) != 1)
 			_exit(1);
 		for (;;)
 			pause();
 	}
-	if (bind_to(pthread_self(), this_cpu)) {
+	/* Back on this CPU, or no child: the cases after it measure from here */
+	if (fork_there && bind_to(pthread_self(), this_cpu)) {
 		if (pid > 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
@@ -717,7 +719,7 @@ static pid_t second_mapper(char *p, size_t len)
 {
 	struct area a = { .p = p, .len = len };
 
-	return child_on_other_cpu(write_area, &a);
+	return child_on_other_cpu(write_area, &a, false);
 }
 
 enum file_zap { TRUNCATE, PUNCH, TRUNCATE_TWO_PROCESSES };
@@ -944,20 +946,20 @@ out_uffd:
  * of other CPUs only ever runs tlbiel on this one (a lazy-TLB shootdown,
  * the mm_cpumask trim), so a global whole-PID count is this thread's own
  * flush (the filter cannot tell the child's PID from another). The
- * child, forked from the other CPU so that this one is not in its
- * mm_cpumask, kills itself when told to, while this thread calls
- * process_mrelease() until the call stops failing with EINVAL (the child
- * is not dying yet). Its exit still races with the reap: once every
- * thread has left the mm the call finds none (ESRCH); an exit_mmap() that
- * zapped the memory first leaves the call nothing, or too little, to
- * flush by PID; and once its mm_cpumask is trimmed (by the exit's final
- * flush, or the periodic trim) the reap's flushes are not needed. Such a
- * try is made again, and one whole-PID reap in REAP_TRIES passes (in QEMU
- * a try passed 31 and 36 times in 40 on 7.3, 5 and 7 on 6.12); a kernel
- * whose reap never flushes the PID fails every try. The child's threads, each of which must leave
- * the mm, widen the window.
+ * child is forked from the other CPU, so that this one is not in its
+ * mm_cpumask (IPIs run there would count here), and kills itself when
+ * told to, while this thread calls process_mrelease() until the call
+ * stops failing with EINVAL (the child is not dying yet). Its exit still
+ * races with the reap: once every thread has left the mm the call finds
+ * none (ESRCH); an exit_mmap() that zapped the memory first leaves the
+ * call nothing, or too little, to flush by PID; and once the periodic
+ * mm_cpumask trim has found the other CPU done with the mm, the reap's
+ * flushes are not needed. Such a try is made again, and one whole-PID
+ * reap in REAP_TRIES passes; a kernel whose reap never flushes the PID
+ * fails every try. The child's threads, each of which must leave the mm,
+ * widen the window.
  */
-#define REAP_TRIES	80
+#define REAP_TRIES	150
 #define REAP_THREADS	32
 #define REAP_CALLS	1000000
 
@@ -971,7 +973,7 @@ static void *sleeper(void *arg)
 /* The reap's child: its memory, and the pipe that tells it to die */
 struct reaped {
 	size_t len;
-	int go;
+	int go[2];
 };
 
 /* The reap's child's thread that kills it, when told to (or on EOF) */
@@ -993,13 +995,15 @@ static int fill_with_threads(void *arg)
 	char *m;
 	int i;
 
+	/* The parent's end: EOF when the parent has gone */
+	close(r->go[1]);
 	m = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED || madvise(m, r->len, MADV_NOHUGEPAGE))
 		return -1;
 	for (i = 2; i < REAP_THREADS; i++)
 		if (pthread_create(&t, NULL, sleeper, NULL))
 			return -1;
-	if (pthread_create(&t, NULL, killer, &r->go))
+	if (pthread_create(&t, NULL, killer, &r->go[0]))
 		return -1;
 	memset(m, 0x5a, r->len);
 	return 0;
@@ -1009,7 +1013,7 @@ static int reap_killed_child(void)
 {
 	const char *label = "process_mrelease_64M";
 	struct reaped r = { .len = 64UL << 20 };
-	int i, n, pidfd, err, stopped, go[2];
+	int i, n, pidfd, err, stopped;
 	struct counts c;
 	pid_t pid;
 	long rc;
@@ -1019,17 +1023,16 @@ static int reap_killed_child(void)
 		return 0;
 	}
 	for (i = 0; i < REAP_TRIES; i++) {
-		FAIL_IF(pipe(go));
-		r.go = go[0];
-		pid = child_on_other_cpu(fill_with_threads, &r);
-		close(go[0]);
+		FAIL_IF(pipe(r.go));
+		pid = child_on_other_cpu(fill_with_threads, &r, true);
+		close(r.go[0]);
 		pidfd = pid < 0 ? -1 : syscall(__NR_pidfd_open, pid, 0);
 		if (pidfd < 0) {
 			if (pid > 0) {
 				kill(pid, SIGKILL);
 				waitpid(pid, NULL, 0);
 			}
-			close(go[1]);
+			close(r.go[1]);
 			printf("%s: the child did not start\n", label);
 			return 1;
 		}
@@ -1040,13 +1043,17 @@ static int reap_killed_child(void)
 		 * kill is sent, while its threads are still leaving
 		 */
 		rc = -1;
-		err = write(go[1], "", 1) == 1 ? EINVAL : errno;
-		for (n = 0; err == EINVAL && n < REAP_CALLS; n++) {
-			rc = syscall(__NR_process_mrelease, pidfd, 0);
-			err = rc ? errno : 0;
+		n = 0;
+		if (write(r.go[1], "", 1) != 1) {
+			err = errno;
+		} else {
+			do {
+				rc = syscall(__NR_process_mrelease, pidfd, 0);
+				err = rc ? errno : 0;
+			} while (err == EINVAL && ++n < REAP_CALLS);
 		}
 		stopped = count_stop(&c);
-		close(go[1]);
+		close(r.go[1]);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		close(pidfd);
@@ -1241,6 +1248,10 @@ static int test_entire_range(void)
 	int cpu[2], n = 0, i, failed = 0;
 	bool hash;
 
+	/* Every line out before a fork, or an OOM kill, can take the rest */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* A reap's child gone early is an error from write(), not a signal */
+	signal(SIGPIPE, SIG_IGN);
 	SKIP_IF_MSG(using_hash_mmu(&hash) || hash, "needs the radix MMU");
 	SKIP_IF_MSG(getpagesize() != 65536,
 		    "4K pages: a page table's 512 pages are above the ceiling anyway");
