@@ -48,7 +48,10 @@
  *    its gather open (held by a userfaultfd remove event), after a hugetlb
  *    VMA's zap restarted a gather: the nested gathers flush the whole PID;
  *    without the other one, the page alone;
- *  - process_mrelease() of a killed child: the reap flushes its memory.
+ *  - process_mrelease() of a killed child held at its exit: the reap of
+ *    64MB flushes the PID at its end; of 9000 pages with the ceiling at
+ *    8500, the gather's early flush when it fills, below the ceiling, is
+ *    by PID too (the reap's range), the pages left page by page.
  * Single-threaded (tlbiel), with the local ceiling at 40: a POWER10 local
  * whole-PID flush is one tlbiel, so each batch flushes the PID; a POWER9
  * one is 128 (one per TLB set), so its batches stay per page. The freed
@@ -81,6 +84,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -939,137 +943,156 @@ out_uffd:
 }
 
 /*
- * process_mrelease() of a child killed with 64MB of filled private
- * memory: the call reaps it (zap_vma_for_reaping(), the OOM reaper's
- * zap) from this thread, and returns 0. The 64MB VMA (small pages) is
- * above the ceiling, so its flush is a whole-PID tlbie issued here: work
- * of other CPUs only ever runs tlbiel on this one (a lazy-TLB shootdown,
- * the mm_cpumask trim), so a global whole-PID count is this thread's own
- * flush (the filter cannot tell the child's PID from another). The
- * child is forked from the other CPU, so that this one is not in its
- * mm_cpumask (IPIs run there would count here), and kills itself when
- * told to, while this thread calls process_mrelease() until the call
- * stops failing with EINVAL (the child is not dying yet). Its exit still
- * races with the reap: once every thread has left the mm the call finds
- * none (ESRCH); an exit_mmap() that zapped the memory first leaves the
- * call nothing, or too little, to flush by PID; and once the periodic
- * mm_cpumask trim has found the other CPU done with the mm, the reap's
- * flushes are not needed. Such a try is made again, and one whole-PID
- * reap in REAP_TRIES passes; a kernel whose reap never flushes the PID
- * fails every try. The child's threads, each of which must leave the mm,
- * widen the window.
+ * process_mrelease() of a killed child's private memory: the call reaps
+ * it (zap_vma_for_reaping(), the OOM reaper's zap) from this thread, one
+ * gather per VMA with the VMA's range. The child is single-threaded and
+ * fills @pages pages (small pages) from the other CPU, forked there so
+ * that this CPU is not in its mm_cpumask: IPIs run here would count here,
+ * and work of other CPUs only ever runs tlbiel on this one, so a global
+ * whole-PID count is this thread's own flush (the filter cannot tell the
+ * child's PID from another). The child is traced with PTRACE_O_TRACEEXIT
+ * and killed: it stops at its exit event, dying (so the call accepts it)
+ * and not yet out of its mm, so the reap finds all of its memory and the
+ * exit has zapped none of it; the child is let go after the count.
+ *  - 64MB at the default ceiling: 1024 pages in one gather batch, flushed
+ *    by PID at the gather's end, as the ceiling alone decides: the reap
+ *    flushes at all;
+ *  - 9000 pages with the global ceiling at 8500: the gather fills at
+ *    GATHER_PAGES and flushes early; that batch is below the ceiling and
+ *    above half of it, in a range above it, so the rule flushes it by
+ *    PID; the pages left are flushed at the end, page by page. Without
+ *    the reap's range, every page is flushed on its own.
+ * The child's other VMAs (a static binary's few pages) add per-page
+ * flushes below either bound. Counts where none of the VMA was flushed
+ * (the periodic mm_cpumask trim may find the child's mm idle on the other
+ * CPU first, and its flushes are then not needed) are taken again, as are
+ * those above the bounds; a reap that never flushes fails every try.
  */
-#define REAP_TRIES	150
-#define REAP_THREADS	32
-#define REAP_CALLS	1000000
+#define GATHER_PAGES	8198	/* MMU_GATHER_BUNDLE + one batch page of 8190, 64K pages */
 
-static void *sleeper(void *arg)
-{
-	for (;;)
-		pause();
-	return arg;
-}
-
-/* The reap's child: its memory, and the pipe that tells it to die */
-struct reaped {
+struct filled {
 	size_t len;
-	int go[2];
 };
 
-/* The reap's child's thread that kills it, when told to (or on EOF) */
-static void *killer(void *arg)
+static int fill_private(void *arg)
 {
-	char c;
-
-	while (read(*(int *)arg, &c, 1) < 0 && errno == EINTR)
-		;
-	kill(getpid(), SIGKILL);
-	return arg;
-}
-
-/* The reap's child: @arg's bytes of filled private memory, REAP_THREADS threads */
-static int fill_with_threads(void *arg)
-{
-	struct reaped *r = arg;
-	pthread_t t;
+	struct filled *f = arg;
 	char *m;
-	int i;
 
-	/* The parent's end: EOF when the parent has gone */
-	close(r->go[1]);
-	m = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED || madvise(m, r->len, MADV_NOHUGEPAGE))
+	m = mmap(NULL, f->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED || madvise(m, f->len, MADV_NOHUGEPAGE))
 		return -1;
-	for (i = 2; i < REAP_THREADS; i++)
-		if (pthread_create(&t, NULL, sleeper, NULL))
-			return -1;
-	if (pthread_create(&t, NULL, killer, &r->go[0]))
-		return -1;
-	memset(m, 0x5a, r->len);
+	memset(m, 0x5a, f->len);
 	return 0;
 }
 
-static int reap_killed_child(void)
+/* kB of memory available, from /proc/meminfo, or -1 */
+static long mem_available_kb(void)
 {
-	const char *label = "process_mrelease_64M";
-	struct reaped r = { .len = 64UL << 20 };
-	int i, n, pidfd, err, stopped;
+	char line[128];
+	long kb = -1;
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * One reap of a child holding @pages filled pages, counted: 0, 1 to
+ * count again, -1 to fail; NOT_TRACED when this process cannot trace its
+ * child
+ */
+#define NOT_TRACED	2
+
+static int reap_once(const char *label, unsigned long pages, unsigned long min_page,
+		     unsigned long max_page)
+{
+	struct filled f = { .len = pages * getpagesize() };
+	int pidfd, status, err, v = -1;
 	struct counts c;
 	pid_t pid;
 	long rc;
+
+	pid = child_on_other_cpu(fill_private, &f, true);
+	if (pid < 0) {
+		printf("%s: the child did not start\n", label);
+		return -1;
+	}
+	pidfd = syscall(__NR_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		printf("%s: pidfd_open: %s\n", label, strerror(errno));
+		goto out_kill;
+	}
+	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT)) {
+		err = errno;
+		printf("%s: PTRACE_SEIZE: %s\n", label, strerror(err));
+		v = err == EPERM ? NOT_TRACED : -1;
+		goto out_close;
+	}
+	if (kill(pid, SIGKILL) || waitpid(pid, &status, __WALL) != pid) {
+		printf("%s: kill and wait: %s\n", label, strerror(errno));
+		goto out_close;
+	}
+	if (status >> 8 != (SIGTRAP | PTRACE_EVENT_EXIT << 8)) {
+		printf("%s: the child did not stop at its exit (status %#x)\n", label, status);
+		goto out_close;
+	}
+	count_start();
+	rc = syscall(__NR_process_mrelease, pidfd, 0);
+	err = errno;
+	if (count_stop(&c))
+		goto out_close;
+	if (rc) {
+		printf("%s: process_mrelease: %s\n", label, strerror(err));
+		goto out_close;
+	}
+	if (!c.local && !c.pid && c.page < pages) {
+		print_counts(label, &c);
+		printf("%s: the VMA's pages were not flushed: again\n", label);
+		v = 1;
+	} else {
+		v = judge(label, &c, 1, 1, false, min_page, max_page);
+	}
+	ptrace(PTRACE_DETACH, pid, 0, 0);
+out_close:
+	close(pidfd);
+out_kill:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, __WALL);
+	return v;
+}
+
+static int reap_killed_child(const char *label, unsigned long pages, const char *ceiling,
+			     unsigned long min_page, unsigned long max_page)
+{
+	long avail = mem_available_kb();
+	int v, tries = 0;
 
 	if (!kernel_at_least(5, 15)) {
 		not_measured(label, "no process_mrelease() before 5.15");
 		return 0;
 	}
-	for (i = 0; i < REAP_TRIES; i++) {
-		FAIL_IF(pipe(r.go));
-		pid = child_on_other_cpu(fill_with_threads, &r, true);
-		close(r.go[0]);
-		pidfd = pid < 0 ? -1 : syscall(__NR_pidfd_open, pid, 0);
-		if (pidfd < 0) {
-			if (pid > 0) {
-				kill(pid, SIGKILL);
-				waitpid(pid, NULL, 0);
-			}
-			close(r.go[1]);
-			printf("%s: the child did not start\n", label);
-			return 1;
-		}
-		count_start();
-		/*
-		 * The child kills itself when told; until it is dying each
-		 * call fails with EINVAL, so the reap starts as soon as the
-		 * kill is sent, while its threads are still leaving
-		 */
-		rc = -1;
-		n = 0;
-		if (write(r.go[1], "", 1) != 1) {
-			err = errno;
-		} else {
-			do {
-				rc = syscall(__NR_process_mrelease, pidfd, 0);
-				err = rc ? errno : 0;
-			} while (err == EINVAL && ++n < REAP_CALLS);
-		}
-		stopped = count_stop(&c);
-		close(r.go[1]);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		close(pidfd);
-		FAIL_IF(stopped);
-		print_counts(label, &c);
-		if (rc && err != ESRCH) {
-			printf("%s: %s after %d calls\n", label, strerror(err), n);
-			return 1;
-		}
-		if (!rc && c.pid) {
-			printf("%s: reaped in try %d\n", label, i + 1);
-			return 0;
-		}
+	if (avail >= 0 && (unsigned long)avail < pages * (getpagesize() / 1024) + (64 << 10)) {
+		not_measured(label, "%ld kB available, the child needs %lu more than 64MB",
+			     avail, pages * (getpagesize() / 1024));
+		return 0;
 	}
-	printf("%s: no reap flushed the PID in %d tries\n", label, REAP_TRIES);
-	return 1;
+	FAIL_IF(set_knob(0, ceiling));
+	do
+		v = reap_once(label, pages, min_page, max_page);
+	while (v == 1 && ++tries < TRIES);
+	FAIL_IF(set_knob(0, "33"));
+	if (v == NOT_TRACED) {
+		not_measured(label, "this process may not trace its child");
+		return 0;
+	}
+	return v != 0;
 }
 
 /*
@@ -1250,8 +1273,6 @@ static int test_entire_range(void)
 
 	/* Every line out before a fork, or an OOM kill, can take the rest */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	/* A reap's child gone early is an error from write(), not a signal */
-	signal(SIGPIPE, SIG_IGN);
 	SKIP_IF_MSG(using_hash_mmu(&hash) || hash, "needs the radix MMU");
 	SKIP_IF_MSG(getpagesize() != 65536,
 		    "4K pages: a page table's 512 pages are above the ceiling anyway");
@@ -1285,7 +1306,9 @@ static int test_entire_range(void)
 		failed |= file_zap(TRUNCATE_TWO_PROCESSES);
 		failed |= dontneed_process_madvise();
 		failed |= dontneed_nested();
-		failed |= reap_killed_child();
+		failed |= reap_killed_child("process_mrelease_64M", 1024, "33", 0, 512);
+		failed |= reap_killed_child("process_mrelease_9000_ceiling_8500", 9000, "8500",
+					    9000 - GATHER_PAGES, 9000 - 8500 / 2);
 		failed |= per_page("shmdt_64M_2_per_table", 64UL << 20, 2);
 		failed |= per_page("shmdt_2M", PMD_SPAN, 32);
 		if (set_knob(2, "N")) {
