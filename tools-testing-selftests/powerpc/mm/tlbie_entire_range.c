@@ -954,35 +954,39 @@ out_uffd:
  * and killed: it stops at its exit event, dying (so the call accepts it)
  * and not yet out of its mm, so the reap finds all of its memory and the
  * exit has zapped none of it; the child is let go after the count.
- *  - 64MB at the default ceiling: 1024 pages in one gather batch, flushed
- *    by PID at the gather's end, as the ceiling alone decides: the reap
- *    flushes at all;
- *  - 9000 pages with the global ceiling at 8500: the gather fills at
+ *  - 64MB at the default ceiling: 1024 pages, flushed by PID at the
+ *    gather's end, as the ceiling alone decides: the reap flushes at all;
+ *  - 9000 pages with the global ceiling at 8500: the gather is full at
  *    GATHER_PAGES and flushes early; that batch is below the ceiling and
  *    above half of it, in a range above it, so the rule flushes it by
  *    PID; the pages left are flushed at the end, page by page. Without
  *    the reap's range, every page is flushed on its own.
- * The child's other VMAs (a static binary's few pages) add per-page
- * flushes below either bound. Counts where none of the VMA was flushed
- * (the periodic mm_cpumask trim may find the child's mm idle on the other
- * CPU first, and its flushes are then not needed) are taken again, as are
- * those above the bounds; a reap that never flushes fails every try.
+ * GATHER_PAGES is core mm's, with 64K pages: a batch moves on with one
+ * entry left (mmu_gather.c), the gather's bundle of 8 holds 7 pages, and
+ * MAX_GATHER_BATCH_COUNT (tlb.h: 10000 / MAX_GATHER_BATCH, 8190) allows
+ * one more batch page, of 8189; a kernel that gathers more before its
+ * first flush gives one whole-PID flush and none of the pages left, a
+ * count taken again (as the trim's, below) until the tries run out.
+ * The child's other VMAs (the pages it touched of the binary and its
+ * libraries, each VMA's gather below the ceiling) add per-page flushes
+ * below either bound. Counts where none of the VMA was flushed (the
+ * periodic mm_cpumask trim may find the child's mm idle on the other CPU
+ * first, and its flushes are then not needed), or where the trim cut the
+ * flush of the pages left short, are taken again, as are those above the
+ * bounds; a reap that never flushes fails every try.
  */
-#define GATHER_PAGES	8198	/* MMU_GATHER_BUNDLE + one batch page of 8190, 64K pages */
-
-struct filled {
-	size_t len;
-};
+#define GATHER_PAGES	8196	/* (MMU_GATHER_BUNDLE - 1) + (MAX_GATHER_BATCH - 1), 64K pages */
+#define NOT_TRACED	2	/* reap_once(): this process may not trace its child */
 
 static int fill_private(void *arg)
 {
-	struct filled *f = arg;
+	size_t len = *(size_t *)arg;
 	char *m;
 
-	m = mmap(NULL, f->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED || madvise(m, f->len, MADV_NOHUGEPAGE))
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED || madvise(m, len, MADV_NOHUGEPAGE))
 		return -1;
-	memset(m, 0x5a, f->len);
+	memset(m, 0x5a, len);
 	return 0;
 }
 
@@ -1004,22 +1008,34 @@ static long mem_available_kb(void)
 }
 
 /*
- * One reap of a child holding @pages filled pages, counted: 0, 1 to
- * count again, -1 to fail; NOT_TRACED when this process cannot trace its
- * child
+ * Let a traced child go from the stop it is in, if any (a stop already
+ * waited for is not reported again), kill it and wait for its exit
  */
-#define NOT_TRACED	2
+static void end_traced_child(pid_t pid)
+{
+	int status;
 
+	ptrace(PTRACE_DETACH, pid, 0, 0);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, __WALL) == pid && WIFSTOPPED(status))
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+}
+
+/*
+ * One reap of a child holding @pages filled pages, counted: 0, 1 to
+ * count again, -1 to fail, or NOT_TRACED
+ */
 static int reap_once(const char *label, unsigned long pages, unsigned long min_page,
 		     unsigned long max_page)
 {
-	struct filled f = { .len = pages * getpagesize() };
+	size_t len = pages * getpagesize();
 	int pidfd, status, err, v = -1;
+	bool reaped = false;
 	struct counts c;
 	pid_t pid;
 	long rc;
 
-	pid = child_on_other_cpu(fill_private, &f, true);
+	pid = child_on_other_cpu(fill_private, &len, true);
 	if (pid < 0) {
 		printf("%s: the child did not start\n", label);
 		return -1;
@@ -1027,50 +1043,57 @@ static int reap_once(const char *label, unsigned long pages, unsigned long min_p
 	pidfd = syscall(__NR_pidfd_open, pid, 0);
 	if (pidfd < 0) {
 		printf("%s: pidfd_open: %s\n", label, strerror(errno));
-		goto out_kill;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
 	}
 	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT)) {
 		err = errno;
 		printf("%s: PTRACE_SEIZE: %s\n", label, strerror(err));
 		v = err == EPERM ? NOT_TRACED : -1;
-		goto out_close;
+		goto out;
 	}
-	if (kill(pid, SIGKILL) || waitpid(pid, &status, __WALL) != pid) {
-		printf("%s: kill and wait: %s\n", label, strerror(errno));
-		goto out_close;
+	if (kill(pid, SIGKILL)) {
+		printf("%s: kill: %s\n", label, strerror(errno));
+		goto out;
 	}
-	if (status >> 8 != (SIGTRAP | PTRACE_EVENT_EXIT << 8)) {
+	if (waitpid(pid, &status, __WALL) != pid) {
+		printf("%s: waitpid: %s\n", label, strerror(errno));
+		goto out;
+	}
+	if (!WIFSTOPPED(status) || status >> 8 != (SIGTRAP | PTRACE_EVENT_EXIT << 8)) {
 		printf("%s: the child did not stop at its exit (status %#x)\n", label, status);
-		goto out_close;
+		reaped = !WIFSTOPPED(status);
+		goto out;
 	}
 	count_start();
 	rc = syscall(__NR_process_mrelease, pidfd, 0);
 	err = errno;
 	if (count_stop(&c))
-		goto out_close;
+		goto out;
 	if (rc) {
 		printf("%s: process_mrelease: %s\n", label, strerror(err));
-		goto out_close;
+		goto out;
 	}
-	if (!c.local && !c.pid && c.page < pages) {
+	if (!c.local && ((!c.pid && c.page < pages) || (c.pid == 1 && c.page < min_page))) {
 		print_counts(label, &c);
-		printf("%s: the VMA's pages were not flushed: again\n", label);
+		printf("%s: %s: again\n", label,
+		       c.pid ? "the pages left were not flushed" : "none of the VMA was flushed");
 		v = 1;
 	} else {
 		v = judge(label, &c, 1, 1, false, min_page, max_page);
 	}
-	ptrace(PTRACE_DETACH, pid, 0, 0);
-out_close:
+out:
+	if (!reaped)
+		end_traced_child(pid);
 	close(pidfd);
-out_kill:
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, __WALL);
 	return v;
 }
 
 static int reap_killed_child(const char *label, unsigned long pages, const char *ceiling,
 			     unsigned long min_page, unsigned long max_page)
 {
+	unsigned long need = pages * (getpagesize() / 1024);
 	long avail = mem_available_kb();
 	int v, tries = 0;
 
@@ -1078,20 +1101,22 @@ static int reap_killed_child(const char *label, unsigned long pages, const char 
 		not_measured(label, "no process_mrelease() before 5.15");
 		return 0;
 	}
-	if (avail >= 0 && (unsigned long)avail < pages * (getpagesize() / 1024) + (64 << 10)) {
-		not_measured(label, "%ld kB available, the child needs %lu more than 64MB",
-			     avail, pages * (getpagesize() / 1024));
+	if (avail >= 0 && (unsigned long)avail < need + (64 << 10)) {
+		not_measured(label, "%ld kB available, the child needs %lu kB and 64MB to spare",
+			     avail, need);
 		return 0;
 	}
 	FAIL_IF(set_knob(0, ceiling));
-	do
+	do {
 		v = reap_once(label, pages, min_page, max_page);
-	while (v == 1 && ++tries < TRIES);
+	} while (v == 1 && ++tries < TRIES);
 	FAIL_IF(set_knob(0, "33"));
 	if (v == NOT_TRACED) {
 		not_measured(label, "this process may not trace its child");
 		return 0;
 	}
+	if (v == 1)
+		printf("%s: no count within the bounds in %d tries\n", label, TRIES);
 	return v != 0;
 }
 
