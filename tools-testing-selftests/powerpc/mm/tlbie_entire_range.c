@@ -66,8 +66,9 @@
  * mm_cpumask trim turns a global flush into tlbiel. A measurement with
  * tlbiel, above the bounds, or whole-PID flushes short where extra
  * per-page flushes of at least a dense batch's pages each make them up is
- * taken again, up to TRIES times; any other shortfall fails at once, and
- * only a measurement within every bound passes.
+ * taken again, up to TRIES times, as are the reap's counts the trim cut
+ * short (reap_once()); any other shortfall fails at once, and only a
+ * measurement within every bound passes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -966,10 +967,11 @@ out_uffd:
  * MAX_GATHER_BATCH_COUNT (tlb.h: 10000 / MAX_GATHER_BATCH, 8190) allows
  * one more batch page, of 8189; a kernel that gathers more before its
  * first flush gives one whole-PID flush and none of the pages left, a
- * count taken again (as the trim's, below) until the tries run out.
- * The child's other VMAs (the pages it touched of the binary and its
- * libraries, each VMA's gather below the ceiling) add per-page flushes
- * below either bound. Counts where none of the VMA was flushed (the
+ * count taken again (as the trim's, below) until the tries run out, and
+ * fails. The child's other VMAs (the anonymous pages it has from the
+ * fork, the pages it touched of the binary and its libraries: each
+ * VMA's few pages below half the ceiling) add per-page flushes below
+ * either bound. Counts where none of the VMA was flushed (the
  * periodic mm_cpumask trim may find the child's mm idle on the other CPU
  * first, and its flushes are then not needed), or where the trim cut the
  * flush of the pages left short, are taken again, as are those above the
@@ -1051,6 +1053,12 @@ static int reap_once(const char *label, unsigned long pages, unsigned long min_p
 		err = errno;
 		printf("%s: PTRACE_SEIZE: %s\n", label, strerror(err));
 		v = err == EPERM ? NOT_TRACED : -1;
+		/* A child that died first (an OOM kill) is EPERM too */
+		if (waitpid(pid, &status, WNOHANG | __WALL) == pid) {
+			printf("%s: the child died before it was traced\n", label);
+			reaped = true;
+			v = -1;
+		}
 		goto out;
 	}
 	if (kill(pid, SIGKILL)) {
