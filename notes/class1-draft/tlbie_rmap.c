@@ -66,6 +66,8 @@ static uint64_t pfn[TABLES];
 static int kpagecount = -1;
 static int phase, passes, unmapped;
 static int reader_bound, watcher_bound, reader_done, watcher_done;
+/* The reader has left its unguarded warm-up loop: the unmap may start */
+static int reader_watching;
 /* Watched pages whose count the watcher saw at 0; whether the unmap had returned */
 static int zeroed;
 static bool done_at_zero[TABLES];
@@ -182,6 +184,7 @@ static void *reader(void *arg)
 				(void)*watched(i);
 			__atomic_add_fetch(&passes, 1, __ATOMIC_RELEASE);
 		} else if (ph == WATCH && !__atomic_load_n(&reader_done, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&reader_watching, 1, __ATOMIC_RELEASE);
 			read_zeroed();
 			__atomic_store_n(&reader_done, 1, __ATOMIC_RELEASE);
 		}
@@ -282,9 +285,12 @@ static int one(enum kind kind, int pagemap)
 	__atomic_store_n(&zeroed, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&reader_done, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&watcher_done, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&reader_watching, 0, __ATOMIC_RELEASE);
 	set_phase(HOT);
 	wait_for(&passes, seen + 2);	/* translations are cached */
 	set_phase(WATCH);
+	/* Not before: a warm-up read of an unmapped page would be a plain SIGSEGV */
+	wait_for(&reader_watching, 1);
 	rc = kind == SHM ? shmdt(area) : munmap(area, len);
 	__atomic_store_n(&unmapped, 1, __ATOMIC_RELEASE);
 	wait_for(&watcher_done, 1);
