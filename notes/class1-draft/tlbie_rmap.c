@@ -56,15 +56,22 @@ static const char * const kind_name[] = {
 
 /*
  * IDLE -> HOT (reader reads the watched pages) -> WATCH (watcher reads
- * counts, reader waits for it) -> IDLE, once both are done
+ * counts, reader waits for it) -> IDLE, once both are done. The phase word
+ * holds the operation's number above the phase (PHASE_BITS), so that a
+ * thread acts on each operation's WATCH once, from one load: a reader that
+ * saw the last operation's WATCH and then waited must not take the next
+ * operation's set-up for it.
  */
 enum { IDLE, HOT, WATCH, QUIT };
+#define PHASE_BITS	4
+#define PHASE_MASK	((1u << PHASE_BITS) - 1)
 
 static char *area;
 static long page_size;
 static uint64_t pfn[TABLES];
 static int kpagecount = -1;
-static int phase, passes, unmapped;
+static unsigned int phase, operation;
+static int passes, unmapped;
 static int reader_bound, watcher_bound, reader_done, watcher_done;
 /* The reader has left its unguarded warm-up loop: the unmap may start */
 static int reader_watching;
@@ -171,19 +178,21 @@ static void read_zeroed(void)
 
 static void *reader(void *arg)
 {
-	int ph, i;
+	unsigned int word, ph, last = 0;
+	int i;
 
 	if (tlbie_bind_cpu((long)arg)) {
 		__atomic_store_n(&reader_bound, -1, __ATOMIC_RELEASE);
 		return NULL;
 	}
 	__atomic_store_n(&reader_bound, 1, __ATOMIC_RELEASE);
-	while ((ph = __atomic_load_n(&phase, __ATOMIC_ACQUIRE)) != QUIT) {
+	while ((ph = (word = __atomic_load_n(&phase, __ATOMIC_ACQUIRE)) & PHASE_MASK) != QUIT) {
 		if (ph == HOT) {
 			for (i = 0; i < TABLES; i++)
 				(void)*watched(i);
 			__atomic_add_fetch(&passes, 1, __ATOMIC_RELEASE);
-		} else if (ph == WATCH && !__atomic_load_n(&reader_done, __ATOMIC_ACQUIRE)) {
+		} else if (ph == WATCH && word >> PHASE_BITS != last) {
+			last = word >> PHASE_BITS;
 			__atomic_store_n(&reader_watching, 1, __ATOMIC_RELEASE);
 			read_zeroed();
 			__atomic_store_n(&reader_done, 1, __ATOMIC_RELEASE);
@@ -194,22 +203,25 @@ static void *reader(void *arg)
 
 static void *watcher(void *arg)
 {
-	int ph;
+	unsigned int word, last = 0;
 
 	if (tlbie_bind_cpu((long)arg)) {
 		__atomic_store_n(&watcher_bound, -1, __ATOMIC_RELEASE);
 		return NULL;
 	}
 	__atomic_store_n(&watcher_bound, 1, __ATOMIC_RELEASE);
-	while ((ph = __atomic_load_n(&phase, __ATOMIC_ACQUIRE)) != QUIT)
-		if (ph == WATCH && !__atomic_load_n(&watcher_done, __ATOMIC_ACQUIRE))
+	while (((word = __atomic_load_n(&phase, __ATOMIC_ACQUIRE)) & PHASE_MASK) != QUIT) {
+		if ((word & PHASE_MASK) == WATCH && word >> PHASE_BITS != last) {
+			last = word >> PHASE_BITS;
 			watch_counts();
+		}
+	}
 	return NULL;
 }
 
-static void set_phase(int ph)
+static void set_phase(unsigned int ph)
 {
-	__atomic_store_n(&phase, ph, __ATOMIC_RELEASE);
+	__atomic_store_n(&phase, operation << PHASE_BITS | ph, __ATOMIC_RELEASE);
 }
 
 static void wait_for(int *var, int val)
@@ -286,6 +298,7 @@ static int one(enum kind kind, int pagemap)
 	__atomic_store_n(&reader_done, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&watcher_done, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&reader_watching, 0, __ATOMIC_RELEASE);
+	operation++;	/* never 0, the threads' "none yet" */
 	set_phase(HOT);
 	wait_for(&passes, seen + 2);	/* translations are cached */
 	set_phase(WATCH);

@@ -1,17 +1,67 @@
 #!/bin/bash
-# first-batch-not-flushed on the current series, booted with tlbie_stale as
-# it was before its memfd cases (a4b091f^) and as it is now.
+# Class 1's first half, before and after: the kept mutants
+# first-batch-not-flushed and first-batch-only-not-flushed on the 7.3
+# series, each booted (POWER10 x4, tlbie_stale alone) with tlbie_stale as
+# it was before its memfd cases (the readable copy at a4b091f^, built
+# against the series' selftest helpers) and as it is now; the series with
+# the old tlbie_stale too. Logs and a line per boot in OUT.
+# Usage: evidence/7.3/class-tests/first-batch-not-flushed/run.sh [OUT]
+#   (default out/class1-first-batch; RUNS (2))
 set -euo pipefail
-. /work/main/scripts/lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/../../../../scripts/lib.sh"
+
+[ "$(linux_version)" = 7.3 ] || die "the mutants are for the 7.3 series: run with LINUX=7.3"
+out=${1:-$TOP/out/class1-first-batch}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+old=a4b091f^
 mapfile -t series < <(series_patches)
-patched=$(build_root)/patched
-QEMU=$("$TOP/scripts/build-qemu"); export QEMU
-m=$TOP/scripts/mutants/first-batch-not-flushed.patch
-mb=$(BUILD_NAME=mutant KERNEL_ONLY=1 "$TOP/scripts/prepare" mutant-first-batch-not-flushed "${series[@]}" "$m")
-echo "mutant vmlinux: $mb/vmlinux"
-mkdir -p /tmp/class1
-for r in 1 2; do
-CPU=power10 RUN=kselftest TESTS=$(tests_arg tlbie_stale) QUIET=1 "$TOP/scripts/boot" "$mb/vmlinux" /tmp/oldstale/initramfs-old-stale.cpio /tmp/class1/before-$r.log >/dev/null 2>&1 || true
-CPU=power10 RUN=kselftest TESTS=$(tests_arg tlbie_stale) QUIET=1 "$TOP/scripts/boot" "$mb/vmlinux" "$patched/initramfs.cpio" /tmp/class1/after-$r.log >/dev/null 2>&1 || true
+patched=$("$TOP/scripts/prepare" patched)
+QEMU=$("$TOP/scripts/build-qemu")
+export QEMU
+
+# The old tlbie_stale, in a copy of the series' selftests tree with the
+# readable copies of its files at $old
+src=$("$TOP/scripts/apply" build --series)
+rm -rf "$out/kst"
+mkdir -p "$out/kst"
+cp -r "$src/tools/testing/selftests/powerpc" "$out/kst/"
+for f in tlbie_stale.c tlbie_count.c tlbie_count.h; do
+	git -C "$TOP" show "$old:tools-testing-selftests/powerpc/mm/$f" >"$out/kst/powerpc/mm/$f" ||
+		die "no $f in the readable copy at $old"
 done
-for f in /tmp/class1/*.log; do echo "== $f"; "$TOP/scripts/check-log" "$f" 2>&1 | tail -3; done
+k=$out/kst/powerpc
+"${CROSS_COMPILE}gcc" -std=gnu99 -O2 -Wall -static -DGIT_VERSION="\"tlbie_stale-at-$old\"" \
+	-I "$k/include" -I "$k/mm" -isystem "$patched/usr/include" -o "$out/tlbie_stale" \
+	"$k/mm/tlbie_stale.c" "$k/mm/tlbie_count.c" "$k/harness.c" "$k/utils.c" -lpthread ||
+	die "the tlbie_stale of $old does not build against the series' selftests"
+rm -rf "$out/root"
+mkdir -p "$out/root/kselftest/powerpc/mm"
+cp "$out/tlbie_stale" "$out/root/kselftest/powerpc/mm/"
+(cd "$out/root" && find . | cpio -o -H newc --owner=0:0 --quiet >"$out/old.cpio")
+# A later archive's file replaces an earlier one's
+cat "$patched/initramfs.cpio" "$out/old.cpio" >"$out/initramfs-old.cpio"
+
+# boot_one NAME VMLINUX INITRAMFS: one boot of tlbie_stale, one line
+boot_one() {
+	local n=$1 result old_data
+	CPU=power10 RUN=kselftest TESTS=$(tests_arg tlbie_stale) QUIET=1 \
+		"$TOP/scripts/boot" "$2" "$3" "$out/$n.log" >/dev/null 2>"$out/$n.boot-err" || true
+	result=$(tr -d '\r' <"$out/$n.log" | sed -n 's/^\(not ok\|ok\) [0-9]* selftests: powerpc\/mm: tlbie_stale.*/\1/p')
+	old_data=$(tr -d '\r' <"$out/$n.log" | grep -E '^# [12] threads?: .* [1-9][0-9]* read old data' |
+		sed 's/^# \([12] threads*\): \(.*\) of .* (\([0-9]*\) pages): .* \([0-9]*\) read old data.*/\1 \2 \3 pages: \4 old/' |
+		paste -sd ';' -) || true
+	printf '%s: %s; %s\n' "$n" "${result:-no result (see $out/$n.boot-err)}" "${old_data:-no old data read}"
+}
+for ((r = 1; r <= ${RUNS:-2}; r++)); do
+	boot_one "series-old-test-$r" "$patched/vmlinux" "$out/initramfs-old.cpio"
+done
+for m in first-batch-not-flushed first-batch-only-not-flushed; do
+	mb=$(BUILD_NAME=class1 KERNEL_ONLY=1 "$TOP/scripts/prepare" "mutant-$m" "${series[@]}" \
+		"$TOP/scripts/mutants/$m.patch" 2>"$out/$m-build.log") ||
+		{ tail -n 20 "$out/$m-build.log" >&2; die "$m does not build (log: $out/$m-build.log)"; }
+	for ((r = 1; r <= ${RUNS:-2}; r++)); do
+		boot_one "$m-old-test-$r" "$mb/vmlinux" "$out/initramfs-old.cpio"
+		boot_one "$m-new-test-$r" "$mb/vmlinux" "$patched/initramfs.cpio"
+	done
+done
