@@ -81,9 +81,15 @@ static bool done_at_zero[TABLES];
 /* What they saw in one operation */
 static volatile unsigned long looked, stale, errors;
 static __thread sigjmp_buf fault_jmp;
+static __thread bool fault_jmp_set;	/* only the reader's reads may fault */
 
 static void fault(int sig, siginfo_t *info, void *ctx)
 {
+	if (!fault_jmp_set) {
+		/* Not the reader's: the default action, as the faulting access is retried */
+		signal(sig, SIG_DFL);
+		return;
+	}
 	siglongjmp(fault_jmp, 1);
 }
 
@@ -194,7 +200,9 @@ static void *reader(void *arg)
 		} else if (ph == WATCH && word >> PHASE_BITS != last) {
 			last = word >> PHASE_BITS;
 			__atomic_store_n(&reader_watching, 1, __ATOMIC_RELEASE);
+			fault_jmp_set = true;	/* each page's sigsetjmp() comes first */
 			read_zeroed();
+			fault_jmp_set = false;
 			__atomic_store_n(&reader_done, 1, __ATOMIC_RELEASE);
 		}
 	}
@@ -240,6 +248,15 @@ static uint64_t frame_of(int pagemap, void *p)
 	return (e >> 63) ? e & ((1ULL << 55) - 1) : 0;
 }
 
+/* Undo map() where the operation is not taken */
+static void unmap(enum kind kind, size_t len)
+{
+	if (kind == SHM)
+		shmdt(area);
+	else
+		munmap(area, len);
+}
+
 /* Map and dirty @len bytes of @kind at a page-table boundary; 0 or -1 */
 static int map(enum kind kind, size_t len)
 {
@@ -252,12 +269,16 @@ static int map(enum kind kind, size_t len)
 			return -1;
 	} else {
 		fd = memfd_create("tlbie_rmap", 0);
-		if (fd < 0 || ftruncate(fd, len))
+		if (fd < 0)
 			return -1;
 		base = mmap(NULL, len + TLBIE_PMD_SPAN, PROT_NONE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (base == MAP_FAILED)
+		if (ftruncate(fd, len) || base == MAP_FAILED) {
+			if (base != MAP_FAILED)
+				munmap(base, len + TLBIE_PMD_SPAN);
+			close(fd);
 			return -1;
+		}
 		munmap(base, len + TLBIE_PMD_SPAN);
 		/* The file keeps its pages: no frame is reused while watched */
 		area = mmap(tlbie_pmd_align(base), len, PROT_READ | PROT_WRITE,
@@ -288,6 +309,7 @@ static int one(enum kind kind, int pagemap)
 			printf("%s: page %d: frame %#llx, count %ld: want a frame mapped once\n",
 			       kind_name[kind], i, (unsigned long long)pfn[i],
 			       pfn[i] ? map_count(pfn[i]) : -1);
+			unmap(kind, len);
 			return -1;
 		}
 	}
