@@ -62,7 +62,7 @@ mutant=$(BUILD_NAME=class1 KERNEL_ONLY=1 "$TOP/scripts/prepare" mutant-rmap-befo
 # its local entry (ELFv2 st_other; calls from within the kernel take it)
 entries() {
 	local line addr off
-	line=$("${CROSS_COMPILE}readelf" -sW "$1/vmlinux" | awk '$NF == "radix__tlb_flush" && $4 == "FUNC"')
+	line=$("${CROSS_COMPILE}readelf" -sW "$1/vmlinux" | awk '$NF == "radix__tlb_flush" && $4 == "FUNC" { print; exit }')
 	[ -n "$line" ] || die "no radix__tlb_flush in $1/vmlinux"
 	addr=0x$(awk '{ print $2 }' <<<"$line")
 	off=$(sed -n 's/.*<localentry>: \([0-9]*\)\].*/\1/p' <<<"$line")
@@ -84,6 +84,12 @@ boot_one() {
 		APPEND=rtlb.cmd=/tlbie_rmap QUIET=1 TIMEOUT=900 \
 		"$TOP/scripts/boot" "$b/vmlinux" "$out/initramfs.cpio" "$out/$n.log" \
 		>/dev/null 2>"$out/$n.boot-err" || true
+	if [ ! -f "$out/$n.log" ]; then
+		tail -n 5 "$out/$n.boot-err" >&2
+		printf '%s: no console log: scripts/boot failed (above, %s)\n' "$n" "$out/$n.boot-err"
+		failed=1
+		return
+	fi
 	result=$(tr -d '\r' <"$out/$n.log" 2>/dev/null | sed -n 's/^\(success\|failure\): tlbie_rmap$/\1/p')
 	ops=$(grep -c 'read stale' "$out/$n.log" 2>/dev/null || true)
 	stale=$(tr -d '\r' <"$out/$n.log" 2>/dev/null | awk '/read stale$/ { s += $(NF - 2) } END { print s + 0 }')

@@ -4,7 +4,11 @@
 # series, each booted (POWER10 x4, tlbie_stale alone) with tlbie_stale as
 # it was before its memfd cases (the readable copy at a4b091f^, built
 # against the series' selftest helpers) and as it is now; the series with
-# the old tlbie_stale too. Logs and a line per boot in OUT.
+# the old tlbie_stale too. Logs and a line per boot in OUT; the verdicts
+# are printed, not judged (README there has what they were).
+# first-batch-only-not-flushed-entire-range.log and test-slow.txt there
+# were taken apart: a boot of tlbie_entire_range alone on the mutant, and
+# MUTANTS=first-batch-only-not-flushed scripts/test-slow --mutants.
 # Usage: evidence/7.3/class-tests/first-batch-not-flushed/run.sh [OUT]
 #   (default out/class1-first-batch; RUNS (2))
 set -euo pipefail
@@ -47,6 +51,10 @@ boot_one() {
 	local n=$1 result old_data
 	CPU=power10 RUN=kselftest TESTS=$(tests_arg tlbie_stale) QUIET=1 \
 		"$TOP/scripts/boot" "$2" "$3" "$out/$n.log" >/dev/null 2>"$out/$n.boot-err" || true
+	if [ ! -f "$out/$n.log" ]; then
+		tail -n 5 "$out/$n.boot-err" >&2
+		die "$n: no console log: scripts/boot failed (above, $out/$n.boot-err)"
+	fi
 	result=$(tr -d '\r' <"$out/$n.log" | sed -n 's/^\(not ok\|ok\) [0-9]* selftests: powerpc\/mm: tlbie_stale.*/\1/p')
 	old_data=$(tr -d '\r' <"$out/$n.log" | grep -E '^# [12] threads?: .* [1-9][0-9]* read old data' |
 		sed 's/^# \([12] threads*\): \(.*\) of .* (\([0-9]*\) pages): .* \([0-9]*\) read old data.*/\1 \2 \3 pages: \4 old/' |
