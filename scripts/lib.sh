@@ -179,6 +179,30 @@ tests_arg() {
 	printf '%s\n' "$list"
 }
 
+# initramfs_plus INITRAMFS ROOT OUT: INITRAMFS with the files under ROOT
+# added, as a second cpio archive (the kernel unpacks both, and a later
+# archive's file replaces an earlier one's), in OUT.
+initramfs_plus() {
+	{
+		cat "$1"
+		(cd "$2" && find . | LC_ALL=C sort | cpio -o -H newc --owner=0:0 --quiet)
+	} >"$3"
+}
+
+# selftest_program SRC PATCHED OUT VERSION FILE...: one powerpc selftest
+# program built alone from FILE..., static, as the kselftests build it:
+# with harness.c, utils.c and the headers of SRC's
+# tools/testing/selftests/powerpc (mm/ too: a "..." include looks in the
+# including file's directory first), PATCHED's installed UAPI headers, and
+# VERSION as the GIT_VERSION its harness prints.
+selftest_program() {
+	local k=$1/tools/testing/selftests/powerpc patched=$2 out=$3 ver=$4
+	shift 4
+	"${CROSS_COMPILE}gcc" -std=gnu99 -O2 -Wall -static -DGIT_VERSION="\"$ver\"" \
+		-I "$k/include" -I "$k/mm" -isystem "$patched/usr/include" -o "$out" \
+		"$@" "$k/harness.c" "$k/utils.c" -lpthread
+}
+
 # kselftest_failed LOG TEST: the powerpc/mm kselftest TEST (an extended
 # regex) is "not ok" in the guest console log LOG.
 kselftest_failed() {

@@ -42,17 +42,13 @@ gcc -shared -fPIC -O2 -Wall -I "$inc" $(pkg-config --cflags glib-2.0) \
 # tlbie_rmap with the series' selftest helpers, as the kselftests are
 # built; its GIT_VERSION (printed by the harness) is its source's hash
 src=$("$TOP/scripts/apply" build --series)
-kst=$src/tools/testing/selftests/powerpc
 ver=$(sha256sum "$here/tlbie_rmap.c" | cut -c1-12)
-"${CROSS_COMPILE}gcc" -std=gnu99 -O2 -Wall -static -DGIT_VERSION="\"tlbie_rmap.c-$ver\"" \
-	-I "$kst/include" -I "$kst/mm" -isystem "$patched/usr/include" -o "$out/tlbie_rmap" \
-	"$here/tlbie_rmap.c" "$kst/mm/tlbie_count.c" "$kst/harness.c" "$kst/utils.c" -lpthread ||
-	die "tlbie_rmap.c does not build against the series' selftests"
 rm -rf "$out/root"
 mkdir -p "$out/root"
-cp "$out/tlbie_rmap" "$out/root/"
-(cd "$out/root" && echo ./tlbie_rmap | cpio -o -H newc --owner=0:0 --quiet >"$out/rmap.cpio")
-cat "$patched/initramfs.cpio" "$out/rmap.cpio" >"$out/initramfs.cpio"
+selftest_program "$src" "$patched" "$out/root/tlbie_rmap" "tlbie_rmap.c-$ver" \
+	"$here/tlbie_rmap.c" "$src/tools/testing/selftests/powerpc/mm/tlbie_count.c" ||
+	die "tlbie_rmap.c does not build against the series' selftests"
+initramfs_plus "$patched/initramfs.cpio" "$out/root" "$out/initramfs.cpio"
 
 mutant=$(BUILD_NAME=class1 KERNEL_ONLY=1 "$TOP/scripts/prepare" mutant-rmap-before-flush \
 	"${series[@]}" "$here/rmap-before-flush@7.3.patch" 2>"$out/mutant-build.log") ||

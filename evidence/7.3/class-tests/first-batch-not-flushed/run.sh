@@ -24,27 +24,20 @@ patched=$("$TOP/scripts/prepare" patched)
 QEMU=$("$TOP/scripts/build-qemu")
 export QEMU
 
-# The old tlbie_stale, in a copy of the series' selftests tree with the
-# readable copies of its files at $old
+# The old tlbie_stale: the readable copies of its files at $old, built
+# with the series' selftest helpers (its "tlbie_count.h" is the one beside
+# it: a "..." include looks there first)
 src=$("$TOP/scripts/apply" build --series)
-rm -rf "$out/kst"
-mkdir -p "$out/kst"
-cp -r "$src/tools/testing/selftests/powerpc" "$out/kst/"
+rm -rf "$out/old" "$out/root"
+mkdir -p "$out/old" "$out/root/kselftest/powerpc/mm"
 for f in tlbie_stale.c tlbie_count.c tlbie_count.h; do
-	git -C "$TOP" show "$old:tools-testing-selftests/powerpc/mm/$f" >"$out/kst/powerpc/mm/$f" ||
+	git -C "$TOP" show "$old:tools-testing-selftests/powerpc/mm/$f" >"$out/old/$f" ||
 		die "no $f in the readable copy at $old"
 done
-k=$out/kst/powerpc
-"${CROSS_COMPILE}gcc" -std=gnu99 -O2 -Wall -static -DGIT_VERSION="\"tlbie_stale-at-$old\"" \
-	-I "$k/include" -I "$k/mm" -isystem "$patched/usr/include" -o "$out/tlbie_stale" \
-	"$k/mm/tlbie_stale.c" "$k/mm/tlbie_count.c" "$k/harness.c" "$k/utils.c" -lpthread ||
+selftest_program "$src" "$patched" "$out/root/kselftest/powerpc/mm/tlbie_stale" \
+	"tlbie_stale-at-$old" "$out/old/tlbie_stale.c" "$out/old/tlbie_count.c" ||
 	die "the tlbie_stale of $old does not build against the series' selftests"
-rm -rf "$out/root"
-mkdir -p "$out/root/kselftest/powerpc/mm"
-cp "$out/tlbie_stale" "$out/root/kselftest/powerpc/mm/"
-(cd "$out/root" && find . | cpio -o -H newc --owner=0:0 --quiet >"$out/old.cpio")
-# A later archive's file replaces an earlier one's
-cat "$patched/initramfs.cpio" "$out/old.cpio" >"$out/initramfs-old.cpio"
+initramfs_plus "$patched/initramfs.cpio" "$out/root" "$out/initramfs-old.cpio"
 
 # boot_one NAME VMLINUX INITRAMFS: one boot of tlbie_stale, one line
 boot_one() {
