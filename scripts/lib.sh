@@ -179,6 +179,23 @@ tests_arg() {
 	printf '%s\n' "$list"
 }
 
+# pause_entries VMLINUX FUNC: qemu/pause.c's arguments to stall at FUNC's
+# global entry and, where it has one, its local entry (ELFv2 st_other;
+# calls from within the kernel take it): "addr=0x...[,addr=0x...]".
+pause_entries() {
+	local line addr off
+	need "${CROSS_COMPILE}readelf" binutils-powerpc64le-linux-gnu
+	line=$("${CROSS_COMPILE}readelf" -sW "$1" | awk -v f="$2" '$NF == f && $4 == "FUNC" { print; exit }')
+	[ -n "$line" ] || die "no function $2 in $1"
+	addr=0x$(awk '{ print $2 }' <<<"$line")
+	off=$(sed -n 's/.*<localentry>: \([0-9]*\)\].*/\1/p' <<<"$line")
+	if [ -n "$off" ] && [ "$off" -gt 1 ]; then
+		printf 'addr=%s,addr=0x%x\n' "$addr" $((addr + off))
+	else
+		printf 'addr=%s\n' "$addr"
+	fi
+}
+
 # initramfs_plus INITRAMFS ROOT OUT: INITRAMFS with the files under ROOT
 # added, as a second cpio archive (the kernel unpacks both, and a later
 # archive's file replaces an earlier one's), in OUT.

@@ -1,25 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Stall a vCPU each time it executes one of the given guest addresses, so
- * that the other vCPUs run through a window the guest normally closes at
- * once. For tlbie_rmap: with a pause at radix__tlb_flush()'s entry, a
- * kernel that drops a zap's rmaps before its flush keeps the stale
- * translations for the whole pause; a kernel that flushes first opens no
- * window for the test to see.
+ * pause: a TCG plugin that stalls a vCPU each time it executes one of the
+ * given guest addresses, so that the other vCPUs run through a window the
+ * guest normally closes at once. For tlbie_rmap (scripts/mutants/
+ * rmap-before-flush): with a pause at radix__tlb_flush()'s entry, a kernel
+ * that drops a zap's rmaps before its flush keeps the stale translations
+ * for the whole pause; a kernel that flushes first opens no window.
  *
  * Arguments: addr=0xADDR (up to MAX_ADDRS times: guest virtual addresses,
- * e.g. a kernel function's local entry), us=N (microseconds, 20000).
- * Prints the addresses at start and the number of pauses at exit.
+ * e.g. a kernel function's global and local entry), us=N (microseconds,
+ * 20000). Prints the addresses at start and the number of pauses at exit.
  *
  * Needs multi-threaded TCG (one host thread per vCPU): with -accel
  * tcg,thread=single or -icount every vCPU stops with the paused one and
  * nothing runs in the window. The stalled vCPU also delays work that must
- * run with every vCPU stopped (a global TLB flush), which changes timing
- * only.
+ * run with every vCPU stopped (a global TLB flush): timing changes, what
+ * the guest computes does not.
  *
- * Build: gcc -shared -fPIC -I DIR-OF-qemu-plugin.h $(pkg-config --cflags
- * glib-2.0) -o pause.so pause.c $(pkg-config --libs glib-2.0)
- *
- * SPDX-License-Identifier: GPL-2.0-or-later
+ * Built by PLUGINS=1 scripts/build-qemu as pause.so beside the binary.
  */
 #include <inttypes.h>
 #include <stdio.h>

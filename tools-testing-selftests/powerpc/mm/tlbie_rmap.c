@@ -1,28 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * A dirty shared page is flushed from every CPU's TLB before core mm drops
- * its mapping count: zap_pte_range() flushes a page table's dirty shared
- * pages, then removes their rmaps (tlb_flush_rmaps()), so that nothing
- * walking the rmap (writeback, reclaim) takes the page for unmapped while
- * another CPU can still write to it.
+ * its mapping count. zap_pte_range() flushes a page table's dirty shared
+ * pages first and removes their rmaps after (tlb_flush_rmaps()), so that
+ * nothing that walks the rmap (writeback, reclaim) takes a page for
+ * unmapped while another CPU can still write to it. An arch that defers a
+ * batch's flush, to the end of the zap or to a later whole-PID flush,
+ * breaks this order, and so does core mm if it drops the rmaps first.
  *
- * tlbie_stale looks at translations once an operation has returned. An
- * munmap() or shmdt() of shared memory ends with a whole-PID flush (for
- * the page tables it frees), which hides a batch flushed late, or not at
- * all. This test looks during the operation, through /proc/kpagecount: a
- * reader on another core holds a translation of one page in each page
- * table, and a watcher on a third CPU reads the pages' mapping counts, in
- * order, while the main thread unmaps. As soon as the watcher sees a
- * page's count at 0, the reader reads the page through its old
- * translation: that read must fault. The reader makes no system call
- * while it waits (an emulator may drop its TLB at a kernel entry or exit,
- * QEMU does, and would hide what is looked for).
+ * tlbie_stale looks once the operation has returned. An munmap() or
+ * shmdt() of shared memory ends in a whole-PID flush (of the page tables
+ * it frees), which hides a batch flushed late. This test looks during
+ * the operation, through /proc/kpagecount:
+ *  - a reader on another core holds a translation of one page in each of
+ *    16 page tables;
+ *  - a watcher on a third CPU reads the pages' mapping counts, in order,
+ *    while the main thread unmaps a memfd mapping, or detaches a SysV
+ *    segment, of the 16 page tables (small pages, dirty);
+ *  - the reader reads each page again and again until the read faults. A
+ *    read made after the watcher saw the page's count at 0 must fault: if
+ *    it returns, a translation outlived the page's rmap.
+ * That holds however the kernel flushes (page by page, the whole PID, hash
+ * or radix), so a kernel that keeps the order cannot fail. A kernel that
+ * breaks it fails only when the reader's read falls in the window between
+ * the rmap's removal and the flush. That window can be short, so a pass
+ * proves little, but a failure is always a bug. The reader makes no
+ * system call while it waits: an emulator may drop its TLB at a kernel
+ * entry or exit (QEMU does), which would close the window.
  *
- * A count of 0 seen before the unmap returned is a look during the
- * operation. Each operation is taken TRIES times, and fails if none of
- * them made a look; a read that does not fault fails at once.
- * Needs root: /proc/self/pagemap gives page frame numbers to
- * CAP_SYS_ADMIN only, and /proc/kpagecount is root's.
+ * A page whose count the watcher saw at 0 before the unmap returned, and
+ * whose read then faulted, is a look during the operation. Each kind is
+ * taken TRIES times, and again (up to MAX_TRIES) until one operation made a
+ * look; none in MAX_TRIES fails (the watcher never ran during an unmap).
+ * Retrying cannot hide a stale read: any stale read fails the test.
+ *
+ * Needs root: /proc/self/pagemap gives page frame numbers to CAP_SYS_ADMIN
+ * only, and /proc/kpagecount and /proc/kpageflags are root's.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -43,9 +56,12 @@
 
 #define TABLES		16	/* page tables unmapped, one page watched in each */
 #define TRIES		5	/* operations of each kind */
+#define MAX_TRIES	50	/* of each kind, until one made a look */
 
 #define PAGEMAP		"/proc/self/pagemap"
 #define KPAGECOUNT	"/proc/kpagecount"
+#define KPAGEFLAGS	"/proc/kpageflags"
+#define KPF_THP		22	/* include/uapi/linux/kernel-page-flags.h */
 
 enum kind { MEMFD, SHM };
 
@@ -55,12 +71,12 @@ static const char * const kind_name[] = {
 };
 
 /*
- * IDLE -> HOT (reader reads the watched pages) -> WATCH (watcher reads
- * counts, reader waits for it) -> IDLE, once both are done. The phase word
- * holds the operation's number above the phase (PHASE_BITS), so that a
- * thread acts on each operation's WATCH once, from one load: a reader that
- * saw the last operation's WATCH and then waited must not take the next
- * operation's set-up for it.
+ * IDLE -> HOT (the reader reads the watched pages) -> WATCH (the watcher
+ * reads counts, the reader reads pages) -> IDLE once both are done. The
+ * phase word holds the operation's number above the phase (PHASE_BITS), so
+ * that each thread acts once on each operation's WATCH, from one load: a
+ * reader that saw the last operation's WATCH must not take the next one's
+ * set-up for it.
  */
 enum { IDLE, HOT, WATCH, QUIT };
 #define PHASE_BITS	4
@@ -69,24 +85,25 @@ enum { IDLE, HOT, WATCH, QUIT };
 static char *area;
 static long page_size;
 static uint64_t pfn[TABLES];
-static int kpagecount = -1;
+static int kpagecount = -1, kpageflags = -1;
 static unsigned int phase, operation;
 static int passes, unmapped;
 static int reader_bound, watcher_bound, reader_done, watcher_done;
-/* The reader has left its unguarded warm-up loop: the unmap may start */
+/* The reader has left its warm-up loop, where a fault is not expected */
 static int reader_watching;
-/* Watched pages whose count the watcher saw at 0; whether the unmap had returned */
+/* Watched pages, in order, whose count the watcher saw at 0 */
 static int zeroed;
+/* Whether the unmap had returned when the watcher saw each count at 0 */
 static bool done_at_zero[TABLES];
-/* What they saw in one operation */
-static volatile unsigned long looked, stale, errors;
+/* What one operation saw: pages looked at during it, stale reads, errors */
+static unsigned long looked, stale, errors;
 static __thread sigjmp_buf fault_jmp;
-static __thread bool fault_jmp_set;	/* only the reader's reads may fault */
+static __thread int fault_jmp_set;	/* only the reader's reads may fault */
 
 static void fault(int sig, siginfo_t *info, void *ctx)
 {
-	if (!fault_jmp_set) {
-		/* Not the reader's: the default action, as the faulting access is retried */
+	if (!__atomic_load_n(&fault_jmp_set, __ATOMIC_RELAXED)) {
+		/* Not the reader's: the default action, as the access is retried */
 		signal(sig, SIG_DFL);
 		return;
 	}
@@ -97,28 +114,28 @@ static void fault(int sig, siginfo_t *info, void *ctx)
  * Where the reader reads in page table @i: its first page (the first whose
  * rmap goes), at @i * 4K into it with 64K pages (page @i with 4K pages).
  * Watched addresses 2MB apart would all fall in one set of a TLB indexed
- * by 4K page number (QEMU's is, direct-mapped, 64 entries at least) and
- * evict one another during the warm-up.
+ * by 4K page number (QEMU's is, direct-mapped) and evict one another.
  */
-static volatile uint64_t *watched(int i)
+static uint64_t *watched(int i)
 {
 	return (uint64_t *)(area + i * TLBIE_PMD_SPAN + i * 4096UL);
 }
 
-/* The mapping count of page frame @pfn, or -1 */
-static long map_count(uint64_t frame)
+static void read_watched(int i)
 {
-	uint64_t count;
+	__atomic_load_n(watched(i), __ATOMIC_RELAXED);
+}
 
-	if (pread(kpagecount, &count, sizeof(count), frame * sizeof(count)) != sizeof(count))
-		return -1;
-	return count;
+/* Entry @frame of the /proc file open at @fd in @v: 0, or -1 */
+static int kpage(int fd, uint64_t frame, uint64_t *v)
+{
+	return pread(fd, v, sizeof(*v), frame * sizeof(*v)) == sizeof(*v) ? 0 : -1;
 }
 
 /*
  * The watcher: read each watched page's mapping count until it is 0, in
  * order, and tell the reader. Once the unmap has returned, a count that is
- * not 0 ends the watch (a freed page reused elsewhere).
+ * not 0 ends the watch.
  */
 static void watch_counts(void)
 {
@@ -126,15 +143,16 @@ static void watch_counts(void)
 
 	errors = 0;
 	for (i = 0; i < TABLES; i++) {
-		long count;
+		uint64_t count;
 		bool done;
+		int rc;
 
 		do {
 			done = __atomic_load_n(&unmapped, __ATOMIC_ACQUIRE);
-			count = map_count(pfn[i]);
-		} while (count > 0 && !done);
-		if (count) {
-			errors += count < 0;
+			rc = kpage(kpagecount, pfn[i], &count);
+		} while (!rc && count && !done);
+		if (rc || count) {
+			errors += rc < 0;
 			break;
 		}
 		done_at_zero[i] = done;
@@ -147,28 +165,30 @@ static void watch_counts(void)
  * The reader: read page @i over and over (its translation stays cached,
  * whatever else the loop evicts) until it faults; a read made after the
  * watcher saw the page's count at 0 must fault. A page whose count is not
- * 0 once the unmap has returned ends the watch. sigsetjmp() once per page,
- * not in the loop: what it costs would come between the count and the
+ * 0 once the watcher has finished ends the watch. sigsetjmp() once per
+ * page, not in the loop: its cost would come between the count and the
  * read.
  */
 static void read_zeroed(void)
 {
-	static volatile bool done;
+	static int done;	/* static: it must hold its value across siglongjmp() */
 	int i;
 
-	looked = stale = 0;
+	looked = 0;
+	stale = 0;
 	for (i = 0; i < TABLES; i++) {
 		if (sigsetjmp(fault_jmp, 1)) {
-			if (!done)
+			if (!__atomic_load_n(&done, __ATOMIC_RELAXED))
 				looked++;
 			continue;
 		}
 		for (;;) {
 			bool zero;
 
-			done = __atomic_load_n(&unmapped, __ATOMIC_ACQUIRE);
+			__atomic_store_n(&done, __atomic_load_n(&unmapped, __ATOMIC_ACQUIRE),
+					 __ATOMIC_RELAXED);
 			zero = __atomic_load_n(&zeroed, __ATOMIC_ACQUIRE) > i;
-			(void)*watched(i);
+			read_watched(i);
 			if (zero) {
 				stale++;
 				printf("page %d read after its count went to 0%s\n",
@@ -192,17 +212,22 @@ static void *reader(void *arg)
 		return NULL;
 	}
 	__atomic_store_n(&reader_bound, 1, __ATOMIC_RELEASE);
-	while ((ph = (word = __atomic_load_n(&phase, __ATOMIC_ACQUIRE)) & PHASE_MASK) != QUIT) {
+	for (;;) {
+		word = __atomic_load_n(&phase, __ATOMIC_ACQUIRE);
+		ph = word & PHASE_MASK;
+		if (ph == QUIT)
+			break;
 		if (ph == HOT) {
 			for (i = 0; i < TABLES; i++)
-				(void)*watched(i);
+				read_watched(i);
 			__atomic_add_fetch(&passes, 1, __ATOMIC_RELEASE);
 		} else if (ph == WATCH && word >> PHASE_BITS != last) {
 			last = word >> PHASE_BITS;
 			__atomic_store_n(&reader_watching, 1, __ATOMIC_RELEASE);
-			fault_jmp_set = true;	/* each page's sigsetjmp() comes first */
+			/* each page's sigsetjmp() comes before its first read */
+			__atomic_store_n(&fault_jmp_set, 1, __ATOMIC_RELAXED);
 			read_zeroed();
-			fault_jmp_set = false;
+			__atomic_store_n(&fault_jmp_set, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&reader_done, 1, __ATOMIC_RELEASE);
 		}
 	}
@@ -218,7 +243,10 @@ static void *watcher(void *arg)
 		return NULL;
 	}
 	__atomic_store_n(&watcher_bound, 1, __ATOMIC_RELEASE);
-	while (((word = __atomic_load_n(&phase, __ATOMIC_ACQUIRE)) & PHASE_MASK) != QUIT) {
+	for (;;) {
+		word = __atomic_load_n(&phase, __ATOMIC_ACQUIRE);
+		if ((word & PHASE_MASK) == QUIT)
+			break;
 		if ((word & PHASE_MASK) == WATCH && word >> PHASE_BITS != last) {
 			last = word >> PHASE_BITS;
 			watch_counts();
@@ -293,25 +321,50 @@ static int map(enum kind kind, size_t len)
 	return 0;
 }
 
-/* One operation; 1 if a watched page read stale, -1 on error */
+/*
+ * Find each watched page's frame, which must be a small page mapped once:
+ * 0, 1 where shmem THP is forced on the mapping (no per-page-table zap to
+ * watch), -1 on error.
+ */
+static int find_frames(enum kind kind, int pagemap)
+{
+	uint64_t count, flags;
+	int i;
+
+	for (i = 0; i < TABLES; i++) {
+		pfn[i] = frame_of(pagemap, watched(i));
+		if (!pfn[i] || kpage(kpagecount, pfn[i], &count) ||
+		    kpage(kpageflags, pfn[i], &flags)) {
+			printf("%s: page %d: no frame, or no count or flags for frame %#llx\n",
+			       kind_name[kind], i, (unsigned long long)pfn[i]);
+			return -1;
+		}
+		if (flags & (1ULL << KPF_THP))
+			return 1;
+		if (count != 1) {
+			printf("%s: page %d: frame %#llx mapped %llu times, want once\n",
+			       kind_name[kind], i, (unsigned long long)pfn[i],
+			       (unsigned long long)count);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* One operation: 0, 1 if a watched page read stale, -1 on error, 2 on THP */
 static int one(enum kind kind, int pagemap)
 {
 	size_t len = TABLES * TLBIE_PMD_SPAN;
-	int i, seen, rc;
+	int seen, rc;
 
 	if (map(kind, len)) {
 		perror(kind_name[kind]);
 		return -1;
 	}
-	for (i = 0; i < TABLES; i++) {
-		pfn[i] = frame_of(pagemap, (void *)watched(i));
-		if (!pfn[i] || map_count(pfn[i]) != 1) {
-			printf("%s: page %d: frame %#llx, count %ld: want a frame mapped once\n",
-			       kind_name[kind], i, (unsigned long long)pfn[i],
-			       pfn[i] ? map_count(pfn[i]) : -1);
-			unmap(kind, len);
-			return -1;
-		}
+	rc = find_frames(kind, pagemap);
+	if (rc) {
+		unmap(kind, len);
+		return rc < 0 ? -1 : 2;
 	}
 
 	seen = __atomic_load_n(&passes, __ATOMIC_ACQUIRE);
@@ -356,21 +409,49 @@ static int third_cpu(int a, int b)
 	return cpu;
 }
 
+/* TRIES operations of @kind, more until one made a look: 0, 1 failed, 2 THP */
+static int watch_kind(enum kind kind, int pagemap)
+{
+	int t, rc, failed = 0, with_look = 0;
+
+	for (t = 0; t < TRIES || (!with_look && t < MAX_TRIES); t++) {
+		rc = one(kind, pagemap);
+		if (rc == 2) {
+			printf("%s: shmem THP is forced, no page table to watch\n",
+			       kind_name[kind]);
+			return 2;
+		}
+		if (rc < 0)
+			return 1;
+		failed |= rc;
+		with_look += looked > 0;
+	}
+	printf("%s: %d operations, %d with a look during the operation\n",
+	       kind_name[kind], t, with_look);
+	if (!with_look) {
+		printf("%s: no look in %d operations: the watcher never ran during an unmap\n",
+		       kind_name[kind], t);
+		failed = 1;
+	}
+	return failed;
+}
+
 static int test_rmap(void)
 {
-	int cpus[2], pagemap, failed = 0, kind, t, rc, cpu;
+	int cpus[2], pagemap, failed = 0, thp = 0, kind, rc, cpu;
 	pthread_t thread, watcher_thread;
-	unsigned long total;
 
 	SKIP_IF_MSG(geteuid() != 0, "needs root (page frames from pagemap, " KPAGECOUNT ")");
-	SKIP_IF_MSG(access(KPAGECOUNT, R_OK), "no " KPAGECOUNT " (CONFIG_PROC_PAGE_MONITOR)");
+	SKIP_IF_MSG(access(KPAGECOUNT, R_OK) || access(KPAGEFLAGS, R_OK),
+		    "no " KPAGECOUNT " (CONFIG_PROC_PAGE_MONITOR)");
 	SKIP_IF_MSG(tlbie_pick_cpus(cpus) < 2, "needs three CPUs");
 	cpu = third_cpu(cpus[0], cpus[1]);
 	SKIP_IF_MSG(cpu < 0, "needs three CPUs");
 	page_size = sysconf(_SC_PAGESIZE);
 	pagemap = open(PAGEMAP, O_RDONLY);
 	kpagecount = open(KPAGECOUNT, O_RDONLY);
-	FAIL_IF(pagemap < 0 || kpagecount < 0);
+	kpageflags = open(KPAGEFLAGS, O_RDONLY);
+	FAIL_IF(pagemap < 0 || kpagecount < 0 || kpageflags < 0);
 
 	push_signal_handler(SIGSEGV, fault);
 	push_signal_handler(SIGBUS, fault);
@@ -385,26 +466,17 @@ static int test_rmap(void)
 	FAIL_IF_MSG(watcher_bound < 0, "the watcher cannot bind to its CPU");
 
 	for (kind = MEMFD; kind <= SHM; kind++) {
-		total = 0;
-		for (t = 0; t < TRIES; t++) {
-			rc = one(kind, pagemap);
-			if (rc < 0) {
-				failed = 1;
-				break;
-			}
+		rc = watch_kind(kind, pagemap);
+		if (rc == 2)
+			thp++;
+		else
 			failed |= rc;
-			total += looked;
-		}
-		if (rc >= 0 && !total) {
-			printf("%s: no look during the operation in %d operations\n",
-			       kind_name[kind], TRIES);
-			failed = 1;
-		}
 	}
 	set_phase(QUIT);
 	pthread_join(thread, NULL);
 	pthread_join(watcher_thread, NULL);
 	FAIL_IF(failed);
+	SKIP_IF_MSG(thp == 2, "shmem THP is forced (shmem_enabled): no page table to watch");
 	return 0;
 }
 
