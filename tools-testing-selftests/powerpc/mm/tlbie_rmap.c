@@ -28,22 +28,27 @@
  * The check holds however the kernel flushes (page by page, by PID, hash
  * or radix). A count can also drop to 0 while the page stays mapped, if
  * the page is migrated or reclaimed: the reader's next access then faults
- * and the kernel maps the page again. So an operation in which the reader
- * took a page fault that the kernel served (its minor and major fault
- * counts, getrusage()) is not judged, and is taken again.
+ * and the kernel maps the page again. So a stale read fails the test only
+ * if the kernel had served the reader no page fault (its minor and major
+ * fault counts, getrusage()) since the operation began; an operation with
+ * served faults and no such stale read is not judged, and is taken again.
+ * (That would hide a kernel whose zap runs while the VMA can still be
+ * found, so that the reader's faults are served: munmap() and shmdt()
+ * remove the VMA first.)
  *
  * A kernel that breaks the order fails only if the reader reads in the
- * window between the rmaps' removal and the flush, which can be short: a
- * pass proves little. A page is looked at during the operation if the
- * reader read it once the zap had reached its page table (for the first
- * page, once the unmap had begun; for the others, once the read of the
- * page before had faulted) and then faulted: the reader was reading it
- * when it was flushed. shmdt() holds mmap_lock for writing throughout, so
- * the reader's first fault waits for the detach to finish: a detach looks
- * at one page at most. Each kind is taken TRIES times, and again, up to
- * MAX_TRIES, until one judged operation looked at a page. A kind that
- * never did makes the test skip (nothing was measured), unless it failed.
- * Retrying cannot hide a stale read: one fails the test.
+ * window between the rmaps' removal and the flush, which can be short,
+ * and the watcher's read of the count (a system call) lands in it: a pass
+ * proves little. A page is looked at during the operation if the reader
+ * read it once the zap had reached its page table (for the first page,
+ * once the unmap had begun; for the others, once the page before had
+ * faulted) and then faulted: it read the page before, and faulted after,
+ * its translation went. shmdt() holds mmap_lock for writing throughout,
+ * so the reader's first fault waits for the detach to finish: a detach
+ * looks at one page at most. Each kind is taken TRIES times, and again,
+ * up to MAX_TRIES, until one judged operation looked at a page; a failure
+ * ends it. A kind that never looked makes the test skip (nothing was
+ * measured), unless it failed.
  *
  * Needs root: /proc/self/pagemap gives page frame numbers to CAP_SYS_ADMIN
  * only, and /proc/kpagecount and /proc/kpageflags are root's.
@@ -108,8 +113,19 @@ static int reader_watching;
 static int zeroed;
 /* Whether the unmap had returned when the watcher saw each count at 0 */
 static bool done_at_zero[TABLES];
-/* What one operation saw: pages looked at, stale reads, errors, faults served */
-static unsigned long looked, stale, errors, served;
+/*
+ * Pages the reader read after their count went to 0, printed once the
+ * operation is over: a printf() of the reader's could fault (its buffer),
+ * which would make the operation look disturbed.
+ */
+static bool read_stale[TABLES];
+/*
+ * What one operation saw: pages looked at, stale reads, those with no
+ * fault served to the reader before them, errors, faults served in all
+ */
+static unsigned long looked, stale, stale_unserved, errors, served;
+/* Faults served to the reader before the operation (its first HOT pass) */
+static unsigned long served_before;
 static __thread sigjmp_buf fault_jmp;
 static __thread int fault_jmp_set;	/* only the reader's reads may fault */
 
@@ -192,8 +208,6 @@ static void read_zeroed(void)
 	static int armed;	/* static: it must hold its value across siglongjmp() */
 	int i;
 
-	looked = 0;
-	stale = 0;
 	for (i = 0; i < TABLES; i++) {
 		if (sigsetjmp(fault_jmp, 1)) {
 			if (__atomic_load_n(&armed, __ATOMIC_RELAXED))
@@ -204,14 +218,15 @@ static void read_zeroed(void)
 		for (;;) {
 			bool zero, now;
 
-			/* Past page 0, the read of page @i - 1 faulted: the zap is here */
+			/* Past page 0, page @i - 1 faulted (or read stale): the zap is here */
 			now = i || __atomic_load_n(&started, __ATOMIC_ACQUIRE);
 			zero = __atomic_load_n(&zeroed, __ATOMIC_ACQUIRE) > i;
 			__atomic_load_n(watched(i), __ATOMIC_RELAXED);
 			if (zero) {
+				/* The read is made: a system call now costs nothing */
 				stale++;
-				printf("page %d read after its count went to 0%s\n",
-				       i, done_at_zero[i] ? " (and the unmap returned)" : "");
+				stale_unserved += faults_served() == served_before;
+				read_stale[i] = true;
 				break;
 			}
 			if (now)
@@ -245,7 +260,6 @@ static int rehearse_fault(void)
 static void *reader(void *arg)
 {
 	unsigned int word, ph, last = 0, hot = 0;
-	unsigned long before = 0;
 	int i;
 
 	if (tlbie_bind_cpu((long)arg) || rehearse_fault()) {
@@ -261,7 +275,7 @@ static void *reader(void *arg)
 		if (ph == HOT) {
 			if (word >> PHASE_BITS != hot) {
 				hot = word >> PHASE_BITS;
-				before = faults_served();
+				served_before = faults_served();
 			}
 			/* A write: the PTE is dirty, so the zap delays the rmap */
 			for (i = 0; i < TABLES; i++)
@@ -274,7 +288,7 @@ static void *reader(void *arg)
 			__atomic_store_n(&fault_jmp_set, 1, __ATOMIC_RELAXED);
 			read_zeroed();
 			__atomic_store_n(&fault_jmp_set, 0, __ATOMIC_RELAXED);
-			served = faults_served() - before;
+			served = faults_served() - served_before;
 			__atomic_store_n(&reader_done, 1, __ATOMIC_RELEASE);
 		}
 	}
@@ -416,7 +430,7 @@ enum verdict { JUDGED, NOT_JUDGED, FAILED, ERROR };
 static enum verdict one(enum kind kind, int pagemap)
 {
 	size_t len = TABLES * TLBIE_PMD_SPAN;
-	int seen, rc;
+	int seen, rc, i;
 
 	if (map(kind, len)) {
 		perror(kind_name[kind]);
@@ -427,6 +441,11 @@ static enum verdict one(enum kind kind, int pagemap)
 		close_memfd();
 		return NOT_JUDGED;
 	}
+	/* Reset here, not in the reader: a first touch of a page would be a fault */
+	looked = 0;
+	stale = 0;
+	stale_unserved = 0;
+	memset(read_stale, 0, sizeof(read_stale));
 	seen = __atomic_load_n(&passes, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&started, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&unmapped, 0, __ATOMIC_RELEASE);
@@ -451,13 +470,20 @@ static enum verdict one(enum kind kind, int pagemap)
 		perror(kind_name[kind]);
 		return ERROR;
 	}
+	for (i = 0; i < TABLES; i++)
+		if (read_stale[i])
+			printf("page %d read after its count went to 0%s\n",
+			       i, done_at_zero[i] ? " (and the unmap returned)" : "");
 	printf("%s of %zu kB: %lu of %d watched pages looked at during it, %lu read stale%s\n",
 	       kind_name[kind], len >> 10, looked, TABLES, stale,
-	       served ? ", not judged: the reader took page faults" : "");
+	       served && !stale_unserved ? ", not judged: the reader took page faults" : "");
 	if (errors) {
 		printf("%s: %lu reads of " KPAGECOUNT " failed\n", kind_name[kind], errors);
 		return ERROR;
 	}
+	/* A stale read with no fault served before it: no migration explains it */
+	if (stale_unserved)
+		return FAILED;
 	if (served)
 		return NOT_JUDGED;
 	return stale ? FAILED : JUDGED;
@@ -495,9 +521,13 @@ static bool watch_kind(enum kind kind, int pagemap, int *looks)
 			return false;
 		if (v == NOT_JUDGED)
 			continue;
-		failed |= v == FAILED;
 		judged++;
 		*looks += looked > 0;
+		if (v == FAILED) {
+			failed = true;
+			t++;
+			break;
+		}
 	}
 	printf("%s: %d operations, %d judged, %d of them looked at a page during it\n",
 	       kind_name[kind], t, judged, *looks);

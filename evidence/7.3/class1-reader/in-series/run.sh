@@ -1,11 +1,13 @@
 #!/bin/bash
 # tlbie_rmap as the series has it (3-selftests 6/6), on the series and on
-# the kept mutant rmap-before-flush, with and without qemu/pause.c (a 20 ms
+# a kept mutant (MUTANT, default rmap-before-flush: scripts/mutants/
+# MUTANT[@VERSION].patch), with and without qemu/pause.c (a 20 ms
 # stall of the vCPU entering radix__tlb_flush()), on each CPU model x4,
 # multi-threaded TCG: four boots per model and run, a line each, and
 # run.txt with the inputs' hashes. The verdicts are printed, not judged
 # (scripts/test-slow judges: MUTANTS=rmap-before-flush scripts/test-slow
 # --mutants). The mutant is built in its own build directory ("rmap").
+# Logs and run.txt go to OUT, then by hand to the evidence directory.
 # Usage: evidence/7.3/class1-reader/in-series/run.sh [OUT]
 #   (default out/rmap-in-series; LINUX 7.3 or 6.12; RUNS (1); CPUS
 #   ("power10 power9"); PAUSE_US (20000))
@@ -20,8 +22,12 @@ mapfile -t series < <(series_patches)
 patched=$("$TOP/scripts/prepare" patched)
 qemu=$("$TOP/scripts/build-qemu")
 pqemu=$(PLUGINS=1 "$TOP/scripts/build-qemu")
-mutant=$(BUILD_NAME=rmap KERNEL_ONLY=1 "$TOP/scripts/prepare" mutant-rmap-before-flush \
-	"${series[@]}" "$TOP/scripts/mutants/rmap-before-flush@$v.patch" 2>"$out/mutant-build.log") ||
+name=${MUTANT:-rmap-before-flush}
+mpatch=$TOP/scripts/mutants/$name@$v.patch
+[ -f "$mpatch" ] || mpatch=$TOP/scripts/mutants/$name.patch
+[ -f "$mpatch" ] || die "no scripts/mutants/$name@$v.patch or $name.patch"
+mutant=$(BUILD_NAME=rmap KERNEL_ONLY=1 "$TOP/scripts/prepare" "mutant-$name" \
+	"${series[@]}" "$mpatch" 2>"$out/mutant-build.log") ||
 	{ tail -n 20 "$out/mutant-build.log" >&2; die "the mutant does not build (log: $out/mutant-build.log)"; }
 us=${PAUSE_US:-20000}
 {
@@ -29,7 +35,7 @@ us=${PAUSE_US:-20000}
 	echo "tlbie_rmap.c sha256 $(sha256sum "$TOP/tools-testing-selftests/powerpc/mm/tlbie_rmap.c" | cut -c1-12)"
 	echo "series vmlinux sha256 $(sha256sum "$patched/vmlinux" | cut -c1-12)"
 	echo "mutant vmlinux sha256 $(sha256sum "$mutant/vmlinux" | cut -c1-12)" \
-		"(scripts/mutants/rmap-before-flush@$v.patch $(sha256sum "$TOP/scripts/mutants/rmap-before-flush@$v.patch" | cut -c1-12))"
+		"(${mpatch#"$TOP"/} $(sha256sum "$mpatch" | cut -c1-12))"
 	echo "pause: qemu/pause.c sha256 $(sha256sum "$TOP/qemu/pause.c" | cut -c1-12), $us us"
 } >"$out/run.txt"
 cat "$out/run.txt"
