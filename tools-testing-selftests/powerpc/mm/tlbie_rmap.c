@@ -100,7 +100,8 @@ enum { IDLE, HOT, WATCH, QUIT };
 #define PHASE_MASK	((1u << PHASE_BITS) - 1)
 
 static char *area;
-static int memfd = -1;	/* open until the watch is over: the file keeps its pages */
+/* Kept until the watch is over: the file or segment keeps its pages */
+static int memfd = -1, shmid = -1;
 static long page_size;
 static uint64_t pfn[TABLES];
 static int kpagecount = -1, kpageflags = -1;
@@ -126,6 +127,7 @@ static bool read_stale[TABLES];
 static unsigned long looked, stale, stale_unserved, errors, served;
 /* Faults served to the reader before the operation (its first HOT pass) */
 static unsigned long served_before;
+static int rusage_failed;
 static __thread sigjmp_buf fault_jmp;
 static __thread int fault_jmp_set;	/* only the reader's reads may fault */
 
@@ -155,8 +157,10 @@ static unsigned long faults_served(void)
 {
 	struct rusage ru;
 
-	if (getrusage(RUSAGE_THREAD, &ru))
-		return ~0UL;
+	if (getrusage(RUSAGE_THREAD, &ru)) {
+		__atomic_store_n(&rusage_failed, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
 	return ru.ru_minflt + ru.ru_majflt;
 }
 
@@ -346,11 +350,44 @@ static void unmap(enum kind kind, size_t len)
 		munmap(area, len);
 }
 
-static void close_memfd(void)
+/* Let the file or segment go */
+static void release(void)
 {
 	if (memfd >= 0)
 		close(memfd);
+	if (shmid >= 0)
+		shmctl(shmid, IPC_RMID, NULL);
 	memfd = -1;
+	shmid = -1;
+}
+
+/*
+ * Map the file or segment again (read-only) and tell whether page @i of it
+ * still lives at the frame the watcher watched; a page migrated during the
+ * operation does not, and reads as stale through its new mapping.
+ */
+static bool still_at(int pagemap, size_t len, int i)
+{
+	char *p;
+	uint64_t frame;
+	size_t off = (char *)watched(i) - area;
+
+	if (shmid >= 0)
+		p = shmat(shmid, NULL, SHM_RDONLY);
+	else
+		p = mmap(NULL, len, PROT_READ, MAP_SHARED, memfd, 0);
+	if (p == MAP_FAILED || p == (void *)-1)
+		return false;
+	__atomic_load_n((uint64_t *)(p + off), __ATOMIC_RELAXED);
+	frame = frame_of(pagemap, p + off);
+	if (shmid >= 0)
+		shmdt(p);
+	else
+		munmap(p, len);
+	if (frame != pfn[i])
+		printf("page %d moved, frame %#llx to %#llx\n", i,
+		       (unsigned long long)pfn[i], (unsigned long long)frame);
+	return frame == pfn[i];
 }
 
 /* Map and dirty @len bytes of @kind at a page-table boundary; 0 or -1 */
@@ -359,37 +396,43 @@ static int map(enum kind kind, size_t len)
 	char *base, *end;
 
 	if (kind == SHM) {
-		area = tlbie_shm_attach(len);
-		if (!area)
+		shmid = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
+		if (shmid < 0)
 			return -1;
 	} else {
 		memfd = memfd_create("tlbie_rmap", 0);
 		if (memfd < 0 || ftruncate(memfd, len)) {
-			close_memfd();
+			release();
 			return -1;
 		}
-		base = mmap(NULL, len + TLBIE_PMD_SPAN, PROT_NONE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (base == MAP_FAILED) {
-			close_memfd();
-			return -1;
-		}
-		/* Over the reservation, which is then trimmed: nothing else maps there */
+	}
+	base = mmap(NULL, len + TLBIE_PMD_SPAN, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED) {
+		release();
+		return -1;
+	}
+	/* Over the reservation, which is then trimmed: nothing else maps there */
+	if (kind == SHM) {
+		area = shmat(shmid, tlbie_pmd_align(base), SHM_REMAP);
+		if (area == (void *)-1)
+			area = MAP_FAILED;
+	} else {
 		area = mmap(tlbie_pmd_align(base), len, PROT_READ | PROT_WRITE,
 			    MAP_SHARED | MAP_FIXED, memfd, 0);
-		if (area == MAP_FAILED) {
-			munmap(base, len + TLBIE_PMD_SPAN);
-			close_memfd();
-			return -1;
-		}
-		end = base + len + TLBIE_PMD_SPAN;
-		if (area > base)
-			munmap(base, area - base);
-		if (area + len < end)
-			munmap(area + len, end - (area + len));
-		/* Small pages: a page table per batch */
-		madvise(area, len, MADV_NOHUGEPAGE);
 	}
+	if (area == MAP_FAILED) {
+		munmap(base, len + TLBIE_PMD_SPAN);
+		release();
+		return -1;
+	}
+	end = base + len + TLBIE_PMD_SPAN;
+	if (area > base)
+		munmap(base, area - base);
+	if (area + len < end)
+		munmap(area + len, end - (area + len));
+	/* Small pages: a page table per batch */
+	madvise(area, len, MADV_NOHUGEPAGE);
 	memset(area, 0x5a, len);
 	return 0;
 }
@@ -430,6 +473,7 @@ enum verdict { JUDGED, NOT_JUDGED, FAILED, ERROR };
 static enum verdict one(enum kind kind, int pagemap)
 {
 	size_t len = TABLES * TLBIE_PMD_SPAN;
+	bool moved = false;
 	int seen, rc, i;
 
 	if (map(kind, len)) {
@@ -438,7 +482,7 @@ static enum verdict one(enum kind kind, int pagemap)
 	}
 	if (!find_frames(kind, pagemap)) {
 		unmap(kind, len);
-		close_memfd();
+		release();
 		return NOT_JUDGED;
 	}
 	/* Reset here, not in the reader: a first touch of a page would be a fault */
@@ -465,23 +509,35 @@ static enum verdict one(enum kind kind, int pagemap)
 	wait_for(&watcher_done, 1);
 	wait_for(&reader_done, 1);
 	set_phase(IDLE);
-	close_memfd();
 	if (rc) {
 		perror(kind_name[kind]);
+		release();
 		return ERROR;
 	}
-	for (i = 0; i < TABLES; i++)
-		if (read_stale[i])
-			printf("page %d read after its count went to 0%s\n",
-			       i, done_at_zero[i] ? " (and the unmap returned)" : "");
+	for (i = 0; i < TABLES; i++) {
+		if (!read_stale[i])
+			continue;
+		printf("page %d read after its count went to 0%s\n",
+		       i, done_at_zero[i] ? " (and the unmap returned)" : "");
+		moved |= !still_at(pagemap, len, i);
+	}
+	release();
 	printf("%s of %zu kB: %lu of %d watched pages looked at during it, %lu read stale%s\n",
 	       kind_name[kind], len >> 10, looked, TABLES, stale,
+	       moved ? ", not judged: a page moved" :
 	       served && !stale_unserved ? ", not judged: the reader took page faults" : "");
 	if (errors) {
 		printf("%s: %lu reads of " KPAGECOUNT " failed\n", kind_name[kind], errors);
 		return ERROR;
 	}
-	/* A stale read with no fault served before it: no migration explains it */
+	if (__atomic_load_n(&rusage_failed, __ATOMIC_RELAXED)) {
+		perror("getrusage");
+		return ERROR;
+	}
+	/* A page that moved reads through its new mapping: not a stale read */
+	if (moved)
+		return NOT_JUDGED;
+	/* A stale read with no fault served before it: nothing else explains it */
 	if (stale_unserved)
 		return FAILED;
 	if (served)
