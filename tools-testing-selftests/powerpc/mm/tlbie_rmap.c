@@ -26,15 +26,15 @@
  * between the count and the read would only widen the time between them.
  *
  * The check holds however the kernel flushes (page by page, by PID, hash
- * or radix). A count can also drop to 0 while the page stays mapped, if
- * the page is migrated or reclaimed: the reader's next access then faults
- * and the kernel maps the page again. So a stale read fails the test only
- * if the kernel had served the reader no page fault (its minor and major
- * fault counts, getrusage()) since the operation began; an operation with
- * served faults and no such stale read is not judged, and is taken again.
- * (That would hide a kernel whose zap runs while the VMA can still be
- * found, so that the reader's faults are served: munmap() and shmdt()
- * remove the VMA first.)
+ * or radix). A count can also read 0 while the page stays readable: a
+ * page migrated during the operation (after a stale read, the test maps
+ * the file or segment again and checks the page is still at its frame),
+ * or reclaimed and faulted back in (a stale read fails the test only if
+ * getrusage() shows no fault served to the reader before it). Such an
+ * operation is not judged, and is taken again. (Served faults would hide
+ * a kernel whose zap runs while the VMA can still be found: munmap() and
+ * shmdt() remove the VMA first. Arches that drop rmaps in reclaim before
+ * the flush, ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH, would fail it falsely.)
  *
  * A kernel that breaks the order fails only if the reader reads in the
  * window between the rmaps' removal and the flush, which can be short,
