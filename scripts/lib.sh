@@ -179,21 +179,23 @@ tests_arg() {
 	printf '%s\n' "$list"
 }
 
-# pause_entries VMLINUX FUNC: qemu/pause.c's arguments to stall at FUNC's
-# global entry and, where it has one, its local entry (ELFv2 st_other;
-# calls from within the kernel take it): "addr=0x...[,addr=0x...]".
-pause_entries() {
-	local line addr off
+# pause_plugin QEMU VMLINUX FUNC US: scripts/boot's PLUGIN for qemu/pause.c
+# (pause.so beside QEMU, the binary of PLUGINS=1 scripts/build-qemu),
+# stalling for US microseconds at FUNC's global entry and, where it has
+# one, its local entry (ELFv2 st_other; calls from within the kernel take
+# it): "DIR/pause.so,addr=0x...[,addr=0x...],us=US".
+pause_plugin() {
+	local line addr off entries
 	need "${CROSS_COMPILE}readelf" binutils-powerpc64le-linux-gnu
-	line=$("${CROSS_COMPILE}readelf" -sW "$1" | awk -v f="$2" '$NF == f && $4 == "FUNC" { print; exit }')
-	[ -n "$line" ] || die "no function $2 in $1"
+	line=$("${CROSS_COMPILE}readelf" -sW "$2" | awk -v f="$3" '$NF == f && $4 == "FUNC" { print; exit }')
+	[ -n "$line" ] || die "no function $3 in $2"
 	addr=0x$(awk '{ print $2 }' <<<"$line")
 	off=$(sed -n 's/.*<localentry>: \([0-9]*\)\].*/\1/p' <<<"$line")
+	entries=addr=$addr
 	if [ -n "$off" ] && [ "$off" -gt 1 ]; then
-		printf 'addr=%s,addr=0x%x\n' "$addr" $((addr + off))
-	else
-		printf 'addr=%s\n' "$addr"
+		entries+=$(printf ',addr=0x%x' $((addr + off)))
 	fi
+	printf '%s/pause.so,%s,us=%s\n' "$(dirname "$1")" "$entries" "$4"
 }
 
 # initramfs_plus INITRAMFS ROOT OUT: INITRAMFS with the files under ROOT

@@ -44,7 +44,7 @@ cat "$out/run.txt"
 boot_one() {
 	local n=$1 vml=$2 cpu=$3 env=(QEMU="$qemu") result ops stale np=- t0=$SECONDS
 	rm -f "$out/$n.log" "$out/$n.plugin"
-	[ "$4" = 0 ] || env=(QEMU="$pqemu" PLUGIN="$(dirname "$pqemu")/pause.so,$(pause_entries "$vml" radix__tlb_flush),us=$us"
+	[ "$4" = 0 ] || env=(QEMU="$pqemu" PLUGIN="$(pause_plugin "$pqemu" "$vml" radix__tlb_flush "$us")"
 		PLUGIN_LOG="$out/$n.plugin")
 	env -u ICOUNT "${env[@]}" TCG=multi CPU="$cpu" RUN=kselftest TESTS="$(tests_arg tlbie_rmap)" QUIET=1 \
 		"$TOP/scripts/boot" "$vml" "$patched/initramfs.cpio" "$out/$n.log" >/dev/null 2>"$out/$n.boot-err" || true
