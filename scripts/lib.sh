@@ -34,10 +34,11 @@ need() {
 		die "'$1' not found; install it with: apt-get install $2 (or run scripts/deps)"
 }
 
-# debian_mirror: the first Debian archive URI (ending in /debian) in the
-# machine's apt sources, deb822 or one-line format (other vendors'
-# repositories are skipped); prints nothing if there is none.
-debian_mirror() {
+# debian_uris: the Debian archive URIs (ending in /debian or
+# /debian-security, without a trailing /) in the machine's apt sources,
+# deb822 or one-line format, in their order (other vendors' repositories
+# are skipped); prints nothing if there is none.
+debian_uris() {
 	local files=() f
 	for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
 		[ -f "$f" ] && files+=("$f")
@@ -50,8 +51,14 @@ debian_mirror() {
 			if ($1 != "deb" && $1 != "deb-src") next
 			sub(/\[[^]]*\]/, ""); i = 2
 		}
-		{ for (; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\/[^\/]+\/debian\/?$/) { sub(/\/$/, "", $i); print $i; exit } }
+		{ for (; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\/[^\/]+\/debian(-security)?\/?$/) { sub(/\/$/, "", $i); print $i } }
 	' "${files[@]}"
+}
+
+# debian_mirror: the first Debian archive URI ending in /debian (see
+# debian_uris); prints nothing if there is none.
+debian_mirror() {
+	debian_uris | awk '/\/debian$/ && !f { print; f = 1 }'
 }
 
 # linux_version: the kernel the series is based on, from $LINUX: 7.3 (the
