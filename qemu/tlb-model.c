@@ -23,6 +23,21 @@
  *   3 declare [r4, r5) of the current PID mapped with pages of shift r6
  *     (THP, hugetlb); up to 16 ranges, r6 = 0 forgets them all
  *
+ * During a phase, each global flush sequence a vCPU ends with tlbsync
+ * after at least one tlbie of a user PID prints a "batch" line: the
+ * instructions that vCPU executed since its previous such sequence (or
+ * the phase's start), its per-page and whole-PID tlbie, and the entries
+ * of other PIDs or outside the range each core dropped meanwhile. From
+ * the instructions, a cost per instruction and the tlbie's own cost, the
+ * time between two batches of an operation follows at a hardware pace
+ * (scripts/refill-price), not QEMU's.
+ *
+ * PID: tracked from mtspr PIDR for the accesses (their callbacks cannot
+ * read registers), and read from the PIDR register itself wherever a
+ * callback can (tlbie, tlbsync, markers); the reports count the reads
+ * that disagreed with the tracked value ("pidr-disagree"), which then
+ * takes the register's.
+ *
  * What the plugin does not know, and assumes:
  *   - page sizes: user pages are 64K unless declared (3 above); the
  *     kernel's linear map (0xc000... below 0xc008...) 1G, the rest of
@@ -115,7 +130,10 @@ struct tlb {
 
 struct vcpu {
 	uint32_t pid;
-	struct qemu_plugin_register *gpr[32], *msr;
+	struct qemu_plugin_register *gpr[32], *msr, *pidr;
+	/* the batch being issued: see vcpu_tlbsync() */
+	uint64_t mark_insns, mark_dropped[8];
+	unsigned int batch_page, batch_pid;
 };
 
 static unsigned int nsets, nways, smt = 1;
@@ -126,6 +144,9 @@ static unsigned int ntlbs;
 static struct vcpu *vcpus;
 static unsigned int nvcpus;
 static uint8_t shifts_used;	/* bit n: page shift 12 + n... see shift_bit() */
+static struct qemu_plugin_scoreboard *insn_board;
+static qemu_plugin_u64 insns;	/* instructions executed, per vCPU */
+static uint64_t pidr_disagree;
 
 /* The phase, and the declared page sizes: changed by markers only. */
 static pthread_mutex_t phase_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -172,6 +193,20 @@ static uint64_t read_reg(struct qemu_plugin_register *handle)
 static uint64_t read_gpr(unsigned int vcpu, unsigned int r)
 {
 	return read_reg(vcpus[vcpu].gpr[r]);
+}
+
+/* The PID from the register, where the callback may read registers. */
+static void sync_pid(unsigned int vcpu)
+{
+	uint32_t pid;
+
+	if (!vcpus[vcpu].pidr)
+		return;
+	pid = read_reg(vcpus[vcpu].pidr);
+	if (pid != vcpus[vcpu].pid) {
+		__atomic_add_fetch(&pidr_disagree, 1, __ATOMIC_RELAXED);
+		vcpus[vcpu].pid = pid;
+	}
 }
 
 static struct tlb *tlb_of(unsigned int vcpu)
@@ -418,7 +453,14 @@ static void vcpu_tlbi(unsigned int vcpu, void *udata)
 
 	if (!((insn >> 16) & 1))
 		return;		/* R = 0: a hash page table's tlbie */
+	sync_pid(vcpu);
 	issued(tlb_of(vcpu), local, ric, f.is);
+	if (!local && f.prs && f.pid && phase_on) {
+		if (f.is == 0)
+			vcpus[vcpu].batch_page++;
+		else if (f.is == 1)
+			vcpus[vcpu].batch_pid++;
+	}
 	if (ric == 1)
 		return;		/* the page walk cache only: not modelled */
 	if (f.is == 0 && !f.fshift)
@@ -431,6 +473,50 @@ static void vcpu_tlbi(unsigned int vcpu, void *udata)
 	}
 	for (unsigned int i = 0; i < ntlbs; i++)
 		flush_tlb(&tlbs[i], &f, true);
+}
+
+static void dropped_now(uint64_t *d)
+{
+	for (unsigned int i = 0; i < ntlbs && i < 8; i++) {
+		pthread_mutex_lock(&tlbs[i].lock);
+		d[i] = tlbs[i].c.dropped_other;
+		pthread_mutex_unlock(&tlbs[i].lock);
+	}
+}
+
+/* Start counting a vCPU's next batch from here. */
+static void batch_mark(unsigned int vcpu)
+{
+	struct vcpu *v = &vcpus[vcpu];
+
+	v->mark_insns = qemu_plugin_u64_get(insns, vcpu);
+	dropped_now(v->mark_dropped);
+	v->batch_page = 0;
+	v->batch_pid = 0;
+}
+
+/* tlbsync ends a global flush sequence: print it if it had a user tlbie. */
+static void vcpu_tlbsync(unsigned int vcpu, void *udata)
+{
+	struct vcpu *v = &vcpus[vcpu];
+	uint64_t now = qemu_plugin_u64_get(insns, vcpu), d[8] = { 0 };
+	GString *s;
+
+	sync_pid(vcpu);
+	if (!phase_on || !(v->batch_page + v->batch_pid))
+		return;
+	dropped_now(d);
+	s = g_string_new(NULL);
+	g_string_printf(s, "tlb-model: batch %" PRIu64 " vcpu %u insns %" PRIu64
+			" tlbie-page %u tlbie-pid %u dropped-other", phase_id, vcpu,
+			now - v->mark_insns, v->batch_page, v->batch_pid);
+	for (unsigned int i = 0; i < ntlbs && i < 8; i++)
+		g_string_append_printf(s, "%s%" PRIu64, i ? "," : " ",
+				       d[i] - v->mark_dropped[i]);
+	g_string_append_c(s, '\n');
+	qemu_plugin_outs(s->str);
+	g_string_free(s, TRUE);
+	batch_mark(vcpu);
 }
 
 static void vcpu_mtpidr(unsigned int vcpu, void *udata)
@@ -455,7 +541,8 @@ static void print_counts(const char *what, uint64_t id, int tlb, const struct co
 			    " dropped-range %" PRIu64 " dropped-other %" PRIu64
 			    " dropped-kernel %" PRIu64 " tlbie-page %" PRIu64
 			    " tlbie-pid %" PRIu64 " tlbiel-page %" PRIu64 " tlbiel-pid %" PRIu64
-			    " tlbie-pwc %" PRIu64 " tlbiel-pwc %" PRIu64 "\n",
+			    " tlbie-pwc %" PRIu64 " tlbiel-pwc %" PRIu64
+			    " pidr-disagree %" PRIu64 "\n",
 			    what, id, core,
 			    c->lookups, c->misses, c->exact_misses,
 			    (int64_t)(c->misses - c->exact_misses), c->range_lookups,
@@ -463,7 +550,8 @@ static void print_counts(const char *what, uint64_t id, int tlb, const struct co
 			    c->kernel_misses, c->flushes_pid, c->flushes_page,
 			    c->flushes_other, c->dropped_range, c->dropped_other,
 			    c->dropped_kernel, c->tlbie_page, c->tlbie_pid, c->tlbiel_page,
-			    c->tlbiel_pid, c->tlbie_pwc, c->tlbiel_pwc);
+			    c->tlbiel_pid, c->tlbie_pwc, c->tlbiel_pwc,
+			    __atomic_load_n(&pidr_disagree, __ATOMIC_RELAXED));
 	qemu_plugin_outs(s);
 	g_free(s);
 }
@@ -492,8 +580,11 @@ static void vcpu_marker(unsigned int vcpu, void *udata)
 {
 	uint64_t cmd = read_gpr(vcpu, 3), a = read_gpr(vcpu, 4), b = read_gpr(vcpu, 5);
 	uint64_t arg = read_gpr(vcpu, 6);
-	uint32_t pid = vcpus[vcpu].pid;
+	uint32_t pid;
 	char *s;
+
+	sync_pid(vcpu);
+	pid = vcpus[vcpu].pid;
 
 	pthread_mutex_lock(&phase_lock);
 	switch (cmd) {
@@ -514,6 +605,8 @@ static void vcpu_marker(unsigned int vcpu, void *udata)
 		phase_end = b;
 		phase_pid = pid;
 		phase_on = true;
+		for (unsigned int i = 0; i < nvcpus; i++)
+			batch_mark(i);
 		s = g_strdup_printf("tlb-model: begin %" PRIu64 " pid %u range 0x%" PRIx64
 				    "-0x%" PRIx64 " geometry %s sets %u ways %u smt %u\n",
 				    arg, pid, a, b, geometry_name, nsets, nways, smt);
@@ -561,6 +654,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	uint64_t last_page = UINT64_MAX;
 
+	qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+							  insns, n);
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint64_t va = qemu_plugin_insn_vaddr(insn);
@@ -592,6 +687,9 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		else if (xo == 467 && (((w >> 16) & 31) | ((w >> 11) & 31) << 5) == 48)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_mtpidr, QEMU_PLUGIN_CB_R_REGS,
 							       (void *)(uintptr_t)((w >> 21) & 31));
+		else if (xo == 566)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_tlbsync, QEMU_PLUGIN_CB_R_REGS,
+							       NULL);
 		else if (w == MARKER)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_marker, QEMU_PLUGIN_CB_R_REGS,
 							       NULL);
@@ -615,6 +713,8 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 			vcpus[vcpu].gpr[r] = d->handle;
 		else if (!strcmp(d->name, "msr"))
 			vcpus[vcpu].msr = d->handle;
+		else if (!strcmp(d->name, "pidr"))
+			vcpus[vcpu].pidr = d->handle;
 	}
 	g_array_free(regs, TRUE);
 	if (check_msr && !vcpus[vcpu].msr) {
@@ -696,6 +796,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		tlbs[i].e = g_new0(struct entry, nsets * nways);
 		tlbs[i].x = g_new0(struct entry, nsets * nways);
 	}
+	insn_board = qemu_plugin_scoreboard_new(sizeof(uint64_t));
+	insns = qemu_plugin_scoreboard_u64(insn_board);
 	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
