@@ -38,6 +38,11 @@
  *  21  64 pages: what phase 20 spared in the exact TLB is not this
  *      phase's (each phase starts the exact TLB as the modelled one)
  *                                              32, exact 32
+ *  22  64 pages, then tlbie of PID 1, twice: two "batch" lines, the
+ *      instructions since the phase's start (TOUCH's 208 and TLBIE's 15)
+ *      and since the first tlbsync (15)         64, 64 dropped in range
+ * Every phase: the PID read from PIDR agrees with the one tracked from
+ * mtspr (pidr-disagree 0).
  * Built with -DLE, the program switches to little-endian first (the CPU
  * starts big-endian at 0x10), for the plugin's endian=le.
  * When done, 0x7e57ed0064 at physical 0x7000 (else an interrupt's vector).
@@ -319,6 +324,11 @@ start:
 	END
 	BEGIN(21, U, U + 64 * PAGE)
 	TOUCH(U, 64, PAGE)
+	END
+	BEGIN(22, U, U + 64 * PAGE)
+	TOUCH(U, 64, PAGE)
+	TLBIE(IS_PID, 1, 0)
+	TLBIE(IS_PID, 1, 0)
 	END
 
 	li	4, RES
