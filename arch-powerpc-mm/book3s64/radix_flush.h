@@ -47,38 +47,43 @@ static inline bool radix_batch_flush_pid_wanted(unsigned long nr_pages,
 						unsigned long pid_cost)
 {
 	/*
-	 * Core mm cuts a zap of shared dirty memory into one flush per page
-	 * table, each before the page table lock is dropped, so that the
-	 * pages' rmap can be removed after it. With 64K pages a page table
-	 * maps 32 pages, below the global ceiling, and every batch of the
-	 * largest such zap would be flushed page by page. Such a batch
-	 * flushes the PID instead when all of these hold:
-	 *
-	 *  - the operation's range is above the ceiling: the batch may be
-	 *    the first of many, which flushed page by page would together
-	 *    cost more than the ceiling rates a whole-PID flush. At the
-	 *    first page table nothing else tells how much will follow, and
-	 *    a batch with nothing ahead of it in the range cannot know what
-	 *    the batches before it flushed: it is decided the same way.
-	 *  - the batch is more than half a ceiling. A whole-PID flush drops
-	 *    the whole process from the TLB of every CPU in the mm, which
-	 *    the ceiling rates at a ceiling's worth of pages. A batch flushes
-	 *    differently from before only if it is forced, its pages are in
-	 *    (ceiling / 2, ceiling] and its range is above the ceiling; an
-	 *    operation whose batches add up to no more than the ceiling (one
-	 *    dense page table in a large, otherwise clean range) has at most
-	 *    one such batch, at less than twice its per-page cost. Batches of
-	 *    a page or two of sparsely dirtied shared memory stay page by
-	 *    page.
-	 *  - it takes fewer instructions than the pages do: not a local flush
-	 *    on POWER9 that would iterate over 128 sets (tuned ceilings).
-	 *
-	 * A flush that holds all the operation gathered (its end, a thread's
-	 * exit with a mostly unused stack, a sparse mprotect()) is decided
-	 * by radix_flush_pid_wanted() alone, as before.
+	 * Core mm flushes a zap of shared dirty memory at the end of every
+	 * page table, before it drops the page table lock: with 64K pages a
+	 * batch of 32 pages, under the ceiling, however large the zap. Such
+	 * a batch flushes the PID when the zap's range is above the ceiling
+	 * (its batches together are) and the batch is more than half the
+	 * ceiling (so a page or two of sparse dirty memory stay per page,
+	 * and an operation that adds up to no more than the ceiling has at
+	 * most one such batch), if that takes fewer instructions than its
+	 * pages (not a POWER9 local flush, 128 tlbiel). What it costs the
+	 * mm's other threads is bounded by radix_batch_rule_on().
 	 */
 	return range_pages > ceiling && nr_pages > ceiling / 2 &&
 	       nr_pages > pid_cost;
+}
+
+/*
+ * The most other threads of an mm that the batch rule lets a whole-PID
+ * flush cost a refill: each can lose up to the time between two batches
+ * of the zap refilling what it held, and with three such threads that can
+ * outweigh the per-page tlbie the flush saves (in a model of the POWER9
+ * and POWER10 TLBs, with 256MB working sets of 64K pages).
+ */
+#define RADIX_BATCH_MAX_OTHER_THREADS	2
+
+/**
+ * radix_batch_rule_on - may the batches of this mm's zaps flush the PID?
+ * @enabled:   the debugfs switch powerpc/tlb_batch_flush_pid
+ * @users:     the mm's mm_users (its threads, and any kernel references)
+ * @escalated: its whole-PID flushes also flush the page walk and process
+ *             table caches (mm_needs_flush_escalation(): POWER9 with a
+ *             coprocessor attached), which the rule does not price
+ *
+ * Return: true if radix_batch_flush_pid_wanted() may decide its batches.
+ */
+static inline bool radix_batch_rule_on(bool enabled, int users, bool escalated)
+{
+	return enabled && !escalated && users <= 1 + RADIX_BATCH_MAX_OTHER_THREADS;
 }
 
 /**
@@ -105,7 +110,7 @@ static inline bool radix_range_flush_pid(unsigned long nr_pages,
 /**
  * radix_tlb_batch_range - the range that decides the batch @tlb gathered
  * @tlb:        the mmu_gather being flushed
- * @batch_rule: the rule is on (debugfs powerpc/tlb_batch_flush_pid)
+ * @batch_rule: the rule is on for its mm (radix_batch_rule_on())
  *
  * Return: the bytes of the operation's range, if core mm flushes this batch
  * before the operation is done (early_flush) and the rule is on; else 0:

@@ -187,7 +187,40 @@ static void radix_flush_batches_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pid, c->want_pid);
 }
 
+/* The bound on the rule: the mm's other threads, a coprocessor, the switch */
+struct rule_case {
+	const char *what;
+	bool enabled;
+	int users;
+	bool escalated;
+	bool on;
+};
+
+static const struct rule_case rule_cases[] = {
+	{ "one thread",                  true,  1, false, true },
+	{ "two other threads",           true,  3, false, true },
+	{ "three other threads",         true,  4, false, false },
+	{ "switched off",                false, 1, false, false },
+	{ "coprocessor, one thread",     true,  1, true,  false },
+	{ "coprocessor, two threads",    true,  2, true,  false },
+};
+
+static void rule_case_desc(const struct rule_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s: users %d", c->what, c->users);
+}
+
+KUNIT_ARRAY_PARAM(rule, rule_cases, rule_case_desc);
+
+static void radix_batch_rule_test(struct kunit *test)
+{
+	const struct rule_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, radix_batch_rule_on(c->enabled, c->users, c->escalated), c->on);
+}
+
 static struct kunit_case radix_flush_test_cases[] = {
+	KUNIT_CASE_PARAM(radix_batch_rule_test, rule_gen_params),
 	KUNIT_CASE_PARAM(radix_flush_decision_test, flush_gen_params),
 	KUNIT_CASE_PARAM(radix_flush_batches_test, op_gen_params),
 	{}

@@ -1,177 +1,194 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The flush ceilings in debugfs mean what radix_tlb.c says they mean: a
- * range of more than N pages flushes the whole PID, one of N pages or
- * fewer is flushed page by page. For the global ceiling (a thread live on
- * another CPU, tlbie) and the local one (a single-threaded process,
- * tlbiel), set the ceiling to N and munmap() N - 1, N and N + 1 pages,
- * and mremap() them (its flush is flush_tlb_range()'s, not an
- * mmu_gather's), with the other scope's ceiling at OTHER, so that a
- * flush weighed against the wrong scope's ceiling shows. Counts above
- * these are measured again (noise only adds).
+ * The flush ceilings mean what radix_tlb.c says: a range flush of more
+ * than N pages invalidates the whole PID, one of N or fewer goes page by
+ * page, so that a small range keeps the rest of the process's TLB on every
+ * CPU. N is the global ceiling for tlbie (a thread live on another CPU),
+ * the local one for tlbiel (single-threaded).
  *
- * The ceilings are restored on every exit path, signals included
- * (tlbie_write_restored()).
+ * Each row flushes private pages, one page past a page-table boundary so
+ * that no page table is freed, with munmap(), MADV_DONTNEED, mprotect()
+ * (radix__tlb_flush()) or mremap() (radix__flush_tlb_range()): 1, 2 and
+ * 32 pages at the default global ceiling of 33; and N - 1, N and N + 1
+ * pages with the scope's ceiling at N = 8 and the other scope's at 32, so
+ * that a flush weighed against the wrong scope's ceiling shows. Splitting
+ * a THP for an mprotect() of one of its pages flushes the 2MB page (the
+ * split's flush_pmd_tlb_range(), its only flush) and the page.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "tlbie_count.h"
 #include "utils.h"
 
-#define N		8
-#define OTHER		32
+#define SPAN		(2UL << 20)	/* a page table's */
 
-#define DEBUGFS		"/sys/kernel/debug/"
+enum ceiling_op { OP_MUNMAP, OP_DONTNEED, OP_MPROTECT, OP_MREMAP, OP_THP_SPLIT };
+static const char * const op_names[] = {
+	[OP_MUNMAP] = "munmap", [OP_DONTNEED] = "madv_dontneed", [OP_MPROTECT] = "mprotect_ro",
+	[OP_MREMAP] = "mremap", [OP_THP_SPLIT] = "thp_split_mprotect_ro",
+};
 
-/* Global: want per-page up to N, one whole-PID flush above N. */
-static enum tlbie_verdict check_global(unsigned long pages, const struct tlbie_counts *c)
+struct row {
+	enum ceiling_op op;
+	int pages;
+	/* The scope's ceiling, the other's at 32; 0: both at their defaults */
+	int ceiling;
+	bool local;			/* single-threaded: tlbiel */
+	int pid, page, pwc;
+};
+
+static const struct row rows[] = {
+	{ .op = OP_MUNMAP, .pages = 7, .ceiling = 8, .local = true, .page = 7 },
+	{ .op = OP_MUNMAP, .pages = 8, .ceiling = 8, .local = true, .page = 8 },
+	{ .op = OP_MUNMAP, .pages = 9, .ceiling = 8, .local = true, .pid = 1 },
+	{ .op = OP_MREMAP, .pages = 7, .ceiling = 8, .local = true, .page = 7 },
+	{ .op = OP_MREMAP, .pages = 8, .ceiling = 8, .local = true, .page = 8 },
+	/* radix__flush_tlb_range() flushes the page walk cache with the PID */
+	{ .op = OP_MREMAP, .pages = 9, .ceiling = 8, .local = true, .pid = 1, .pwc = 1 },
+	{ .op = OP_MUNMAP, .pages = 7, .ceiling = 8, .page = 7 },
+	{ .op = OP_MUNMAP, .pages = 8, .ceiling = 8, .page = 8 },
+	{ .op = OP_MUNMAP, .pages = 9, .ceiling = 8, .pid = 1 },
+	{ .op = OP_MREMAP, .pages = 7, .ceiling = 8, .page = 7 },
+	{ .op = OP_MREMAP, .pages = 8, .ceiling = 8, .page = 8 },
+	{ .op = OP_MREMAP, .pages = 9, .ceiling = 8, .pid = 1, .pwc = 1 },
+	{ .op = OP_MUNMAP, .pages = 1, .page = 1 },
+	{ .op = OP_MUNMAP, .pages = 2, .page = 2 },
+	{ .op = OP_MUNMAP, .pages = 32, .page = 32 },
+	{ .op = OP_DONTNEED, .pages = 1, .page = 1 },
+	{ .op = OP_DONTNEED, .pages = 2, .page = 2 },
+	{ .op = OP_DONTNEED, .pages = 32, .page = 32 },
+	{ .op = OP_MPROTECT, .pages = 1, .page = 1 },
+	{ .op = OP_MPROTECT, .pages = 2, .page = 2 },
+	{ .op = OP_MPROTECT, .pages = 32, .page = 32 },
+	{ .op = OP_THP_SPLIT, .pages = 1, .page = 2 },
+};
+
+/* @r's flush counted: 0, 1 if no THP could be had, -1 on error */
+static int count(const struct row *r, struct tlbie_counts *c)
 {
-	if (pages <= N) {
-		if (c->global_page > pages || c->global_pid)
-			return TLBIE_TOO_MANY;
-		return c->global_page < pages ? TLBIE_TOO_FEW : TLBIE_PASS;
-	}
-	if (c->global_page || c->global_pid > 1)
-		return TLBIE_TOO_MANY;
-	return c->global_pid < 1 ? TLBIE_TOO_FEW : TLBIE_PASS;
-}
+	size_t page = getpagesize(), len = 3 * SPAN, off;
+	long thp = tlbie_anon_huge_kb();
+	char *map, *p, *to;
+	int rc;
 
-/* Local: same, where a whole-PID tlbiel is one per TLB set on POWER9. */
-static enum tlbie_verdict check_local(unsigned long pages, const struct tlbie_counts *c)
-{
-	if (c->global)
-		return TLBIE_TOO_MANY;
-	if (pages <= N) {
-		if (c->local > pages || c->local_pid)
-			return TLBIE_TOO_MANY;
-		return c->local < pages ? TLBIE_TOO_FEW : TLBIE_PASS;
-	}
-	if (c->local > c->local_pid)
-		return TLBIE_TOO_MANY;
-	return c->local_pid < 1 ? TLBIE_TOO_FEW : TLBIE_PASS;
-}
-
-/*
- * mremap() of @pages filled pages into a hole at the same offset in the
- * next page table: move_ptes() flushes the old range with
- * flush_tlb_range(), radix__flush_tlb_range().
- */
-static int count_mremap(unsigned long pages, struct tlbie_counts *c)
-{
-	unsigned long page = sysconf(_SC_PAGESIZE);
-	size_t len = 2 * TLBIE_PMD_SPAN + (pages + 2) * page;
-	char *map, *start, *to;
-	void *moved;
-	int rc = 0;
-
-	map = tlbie_map_filled(len);
-	if (!map)
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
 		return -1;
-	start = tlbie_pmd_align(map) + page;
-	to = start + TLBIE_PMD_SPAN;
-	/* The hole, made before counting: its unmap flushes too */
-	if (munmap(to, pages * page) || tlbie_count_start()) {
+	p = (char *)(((unsigned long)map + SPAN - 1) & ~(SPAN - 1));
+	to = p + SPAN + page;
+	rc = r->op == OP_THP_SPLIT ? madvise(p, 2 * SPAN, MADV_HUGEPAGE) :
+				     tlbie_nohugepage(p, 2 * SPAN);
+	for (off = 0; !rc && off < 2 * SPAN; off += page)
+		p[off] = 1;
+	if (r->op == OP_THP_SPLIT && (rc || tlbie_anon_huge_kb() - thp < 2048)) {
 		munmap(map, len);
-		return -1;
+		return 1;
 	}
-	moved = mremap(start, pages * page, pages * page, MREMAP_MAYMOVE | MREMAP_FIXED, to);
-	if (tlbie_count_stop(c) || moved != to)
-		rc = -1;
+	/* The hole mremap() moves to, made before counting */
+	if (!rc && r->op == OP_MREMAP)
+		rc = munmap(to, r->pages * page);
+	p += page * (r->op != OP_THP_SPLIT);
+	if (!rc)
+		rc = tlbie_count_start();
+	switch (r->op) {
+	case OP_MUNMAP:
+		rc = rc ?: munmap(p, r->pages * page);
+		break;
+	case OP_DONTNEED:
+		rc = rc ?: madvise(p, r->pages * page, MADV_DONTNEED);
+		break;
+	case OP_MREMAP:
+		rc = rc ?: mremap(p, r->pages * page, r->pages * page,
+				  MREMAP_MAYMOVE | MREMAP_FIXED, to) != to;
+		break;
+	default:
+		rc = rc ?: mprotect(p, r->pages * page, PROT_READ);
+	}
+	rc = rc ?: tlbie_count_stop(c);
 	munmap(map, len);
-	return rc;
+	return rc ? -1 : 0;
 }
 
-/* munmap() (an mmu_gather's flush) or mremap() of @pages, counted */
-static int count(bool remap, bool global, unsigned long pages, struct tlbie_counts *c)
+static int run_row(const struct row *r)
 {
-	int tries = 0, rc;
-
-	if (!remap)
-		return global ? tlbie_count_op_global(TLBIE_MUNMAP, pages, c) :
-				tlbie_count_op(TLBIE_MUNMAP, pages, c);
-	/* A global measurement that saw tlbiel is the mm_cpumask trim's */
-	do
-		rc = count_mremap(pages, c);
-	while (global && !rc && c->local && ++tries < TLBIE_TRIES);
-	return rc;
-}
-
-static int run(const char *scope,
-	       enum tlbie_verdict (*check)(unsigned long, const struct tlbie_counts *))
-{
-	bool global = check == check_global;
-	enum tlbie_verdict v;
+	struct tlbie_want w = { .local = r->local, .pid = r->pid, .page = r->page, .pwc = r->pwc };
+	char name[64], ceiling[16];
 	struct tlbie_counts c;
-	unsigned long pages;
-	int failed = 0, tries, remap;
-	char label[64];
+	int tries, v = -1, rc;
 
-	/* The first flush may trim CPUs the process ran on before: not counted. */
-	FAIL_IF(tlbie_count_op(TLBIE_MUNMAP, 1, &c));
-
-	for (remap = 0; remap < 2; remap++) {
-		for (pages = N - 1; pages <= N + 1; pages++) {
-			snprintf(label, sizeof(label), "%s_ceiling_%d_%s_%lu", scope, N,
-				 remap ? "mremap" : "munmap", pages);
-			tries = 0;
-			do {
-				FAIL_IF(count(remap, global, pages, &c));
-				tlbie_counts_print(label, &c);
-				v = check(pages, &c);
-			} while (tlbie_measure_again(v, &tries));
-			if (v != TLBIE_PASS) {
-				printf("%s: want %s\n", label, pages <= N ?
-				       "per-page flushes only" : "one whole-PID flush");
-				failed = 1;
-			}
+	snprintf(ceiling, sizeof(ceiling), "%d", r->ceiling);
+	if (r->ceiling)
+		snprintf(name, sizeof(name), "%s_%d_%s_%d", r->local ? "local" : "global",
+			 r->ceiling, op_names[r->op], r->pages);
+	else
+		snprintf(name, sizeof(name), "%s_%d", op_names[r->op], r->pages);
+	for (tries = 0; v && tries < TLBIE_TRIES; tries++) {
+		if (tlbie_set_knob(TLBIE_GLOBAL_CEILING,
+				   !r->ceiling ? "33" : r->local ? "32" : ceiling) ||
+		    tlbie_set_knob(TLBIE_LOCAL_CEILING,
+				   !r->ceiling ? "256" : r->local ? ceiling : "32")) {
+			printf("%s: cannot set the flush ceilings: FAIL\n", name);
+			return 1;
 		}
+		rc = count(r, &c);
+		/* At any try: THP is not to be had every time */
+		if (rc > 0) {
+			printf("%s: not measured: no THP here\n", name);
+			return 0;
+		}
+		if (rc)
+			return 1;
+		tlbie_counts_print(name, &c);
+		v = tlbie_judge(&c, &w);
+		if (v < 0)
+			break;
 	}
-	return failed;
+	printf("%s: %s\n", name, v ? "FAIL" : "pass");
+	return v != 0;
 }
 
 static int test_ceiling(void)
 {
-	struct tlbie_sibling sibling;
-	int cpus[2], saved_global, saved_local, failed;
+	int cpu[2], failed = 0;
 	const char *why;
+	unsigned int i;
 
 	why = tlbie_count_unavailable();
 	SKIP_IF_MSG(why, why);
-	SKIP_IF_MSG(tlbie_pick_cpus(cpus) < 2, "needs two CPUs");
-	SKIP_IF_MSG(read_debugfs_int(TLBIE_GLOBAL_CEILING, &saved_global) ||
-		    read_debugfs_int(TLBIE_LOCAL_CEILING, &saved_local),
-		    "no flush ceilings in debugfs");
-	printf("ceilings were: global %d, local %d\n", saved_global, saved_local);
-	FAIL_IF(tlbie_write_restored(DEBUGFS TLBIE_GLOBAL_CEILING, str(OTHER)) ||
-		tlbie_write_restored(DEBUGFS TLBIE_LOCAL_CEILING, str(N)));
+	SKIP_IF_MSG(tlbie_usable_cpus(cpu, 2) < 2, "needs two CPUs");
+	FAIL_IF(tlbie_bind(cpu[0]));
 
-	/* Single-threaded: the kernel trims the mm to this CPU, tlbiel. */
-	FAIL_IF(tlbie_bind_cpu(cpus[0]));
-	failed = run("local", check_local);
-
-	FAIL_IF(tlbie_write_restored(DEBUGFS TLBIE_GLOBAL_CEILING, str(N)) ||
-		tlbie_write_restored(DEBUGFS TLBIE_LOCAL_CEILING, str(OTHER)));
-	FAIL_IF(tlbie_sibling_start(&sibling, cpus[1]));
+	/* Single-threaded first: the first flush trims the mm to this CPU */
+	for (i = 0; i < ARRAY_SIZE(rows); i++)
+		if (rows[i].local)
+			failed |= run_row(&rows[i]);
 	why = tlbie_global_unavailable();
-	/* A local failure is a failure, whether or not global can be measured */
-	if (why && !failed)
-		SKIP_IF_MSG(why, why);
-	if (!why)
-		failed |= run("global", check_global);
+	if (why)
+		printf("global rows not measured: %s\n", why);
 	else
-		printf("global ceiling not measured: %s\n", why);
-	tlbie_sibling_stop(&sibling);
-
-	tlbie_restore_files();
-	tlbie_count_close();
+		FAIL_IF(tlbie_sibling_start(cpu[1]));
+	for (i = 0; !why && i < ARRAY_SIZE(rows); i++)
+		if (!rows[i].local)
+			failed |= run_row(&rows[i]);
+	if (!why)
+		tlbie_sibling_stop();
+	SKIP_IF_MSG(why && !failed, why);
 	FAIL_IF(failed);
 	return 0;
 }
 
+/* The ceilings are written back here: the harness kills a test that times out */
 int main(void)
 {
-	return test_harness(test_ceiling, "tlbie_ceiling");
+	int rc;
+
+	tlbie_knobs_save();
+	test_harness_set_timeout(110);
+	rc = test_harness(test_ceiling, "tlbie_ceiling");
+	tlbie_knobs_restore();
+	return rc;
 }

@@ -1,249 +1,105 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Count the TLB invalidations the kernel issues, through the powerpc:tlbie
- * tracepoint, so tests can check how the radix MMU code flushes.
+ * Count the TLB invalidations the radix MMU code issues, with the
+ * powerpc:tlbie tracepoint (pmu/event.c), for the flush tests and
+ * tlbie_bench; and what those tests share.
  */
 #ifndef _SELFTESTS_POWERPC_MM_TLBIE_COUNT_H
 #define _SELFTESTS_POWERPC_MM_TLBIE_COUNT_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
-/* The flush ceilings, in pages, under debugfs (read_debugfs_int()) */
+/* debugfs knobs */
 #define TLBIE_GLOBAL_CEILING	"powerpc/tlb_single_page_flush_ceiling"
 #define TLBIE_LOCAL_CEILING	"powerpc/tlb_local_single_page_flush_ceiling"
+#define TLBIE_BATCH_RULE	"powerpc/tlb_batch_flush_pid"
 
 /*
- * Invalidations seen between tlbie_count_start() and tlbie_count_stop(),
- * of process-scoped translations of the host (lpid == 0, prs == 1: a KVM
- * host's partition-scoped flushes and those it does for its guests are
- * left out), in the scope tlbie_count_set_scope() chose.
- *
- * The raw_* fields are what the tracepoint reports. POWER9 has errata
- * work-arounds (fixup_tlbie_*() in radix_tlb.c) that follow each global
- * invalidation sequence with a tlbie to PID 0 and a second tlbie either to
- * a dummy address (after a whole-PID flush) or to the last address flushed
- * (after per-page flushes). The other fields leave those out, so they read
- * the same on POWER9 and POWER10, and leave out the kernel's own flushes
- * (PID 0: vunmap, and every page freed with DEBUG_PAGEALLOC), which the
- * raw_* fields count.
+ * Invalidations for user PIDs between tlbie_count_start() and
+ * tlbie_count_stop(). The kernel's own flushes (PID 0) and POWER9's errata
+ * fix-ups (fixup_tlbie_*()) are only in kernel, fixup and raw_*: the rest
+ * reads the same on POWER9 and POWER10.
  */
 struct tlbie_counts {
-	unsigned long long global;	/* tlbie for user PIDs */
+	unsigned long long global;	/* tlbie */
 	unsigned long long global_pid;	/* of which whole-PID (IS = 1) */
-	unsigned long long global_page;	/* of which per-page (IS = 0) */
-	unsigned long long local;	/* tlbiel, any kind */
-	unsigned long long local_pid;	/* tlbiel whole-PID, one per TLB set */
-	unsigned long long fixup;	/* left out: PID 0 and POWER9 fix-ups */
-	unsigned long long raw_global;	/* local == 0 */
-	unsigned long long raw_global_pid; /* local == 0 && rb & 1024 */
-	/* of either kind, for user PIDs, that flush the page walk cache too (RIC != 0) */
-	unsigned long long pwc;
-	/* TLBIE_SCOPE_MM only: tlbiel for this process's PID on every CPU */
-	unsigned long long mm_local;
-	unsigned long long mm_local_pid; /* of which whole-PID */
+	unsigned long long global_page;	/* of which per page */
+	unsigned long long local;	/* tlbiel */
+	unsigned long long local_pid;	/* of which whole-PID: 128 a flush on POWER9 */
+	unsigned long long pwc;		/* either, flushing the page walk cache */
+	unsigned long long pwc_only;	/* of which that alone (RIC 1) */
+	unsigned long long kernel;	/* _tlbie_pid(0, RIC_FLUSH_ALL), DEBUG_PAGEALLOC's */
+	unsigned long long fixup;	/* fix-up tlbie of the user flushes */
+	unsigned long long raw_global;	/* every tlbie */
 };
 
-/*
- * What is counted. The tracepoint fires in the context of the task that
- * issues the invalidation, so counting per task sees every tlbie and
- * tlbiel a test's own munmap() and the like issue, and nothing other
- * processes do. It does not see the tlbiel that other CPUs issue in IPI
- * handlers (mm_cpumask trimming, global flushes with tlbie disabled)
- * while running something else.
- */
 enum tlbie_scope {
-	/*
-	 * The thread that opens counting (tlbie_count_unavailable()) and the
-	 * threads it creates from then on (the default)
-	 */
-	TLBIE_SCOPE_TASK,
-	/*
-	 * The same, and in mm_local and mm_local_pid the tlbiel for this
-	 * process's PID on every online CPU, IPI handlers included: where a
-	 * test checks which CPUs a flush reaches (mm_cpumask trimming).
-	 * Needs system-wide counting (perf_event_paranoid <= 0 or
-	 * CAP_PERFMON).
-	 */
-	TLBIE_SCOPE_MM,
-	/* Everything every online CPU issues, for every process (tlbie_bench) */
-	TLBIE_SCOPE_SYSTEM,
+	TLBIE_SCOPE_TASK,	/* this thread and those it creates (default) */
+	TLBIE_SCOPE_SYSTEM,	/* every online CPU, every process */
 };
 
-/* Before the first tlbie_count_unavailable(): what to count */
+/* Before tlbie_count_unavailable(), which opens the counters */
 void tlbie_count_set_scope(enum tlbie_scope scope);
-
-/*
- * NULL when counting works here, else why not (for SKIP_IF_MSG()): it
- * opens the perf events, and reports why that failed.
- */
+/* NULL, or why counting cannot be done here */
 const char *tlbie_count_unavailable(void);
-
 int tlbie_count_start(void);
 int tlbie_count_stop(struct tlbie_counts *c);
 void tlbie_count_close(void);
-void tlbie_counts_print(const char *label, const struct tlbie_counts *c);
-/* The " key=value ..." part of that line, for other line formats */
+/* " key=value ..." and a newline; after "tlbie: @label" */
 void tlbie_counts_print_fields(const struct tlbie_counts *c);
+void tlbie_counts_print(const char *label, const struct tlbie_counts *c);
+
+struct event;
+/* A powerpc:tlbie event with @filter, for @pid on @cpu as perf_event_open() */
+int tlbie_event_open(struct event *e, pid_t pid, int cpu, const char *filter);
+
+/* Fix-up tlbie a flush sequence, 0 to 2, learnt by tlbie_count_unavailable() */
+int tlbie_fixups_per_flush(void);
+
+/* What a flush must issue */
+struct tlbie_want {
+	bool local;		/* tlbiel, else tlbie */
+	bool fixups;		/* and fix-ups for each whole-PID flush, none else */
+	long pid, page, pwc;	/* whole-PID flushes, per-page ones, of the PWC */
+	long ceiling;		/* of the zap's forced batches (0: none) */
+};
 
 /*
- * How every test judges counts. Counts only gain from what else runs (a
- * flush NUMA balancing makes this process issue meanwhile, an IPI for
- * another mm taken while a thread of ours runs, a batch that a reschedule
- * point cut in two), and lose only where a periodic mm_cpumask trim turns
- * a global flush into an IPI and tlbiel (a test that counts tlbie treats a
- * measurement with tlbiel in it as one to take again): a measurement
- * above its bounds is taken again, up to TLBIE_TRIES times in all, and
- * one below them fails at once.
+ * 0 if @c holds what @w wants, -1 (fail) below it, 1 (take it again, up to
+ * TLBIE_TRIES times) above it or with flushes of the other scope. Counts
+ * only gain from what else runs, but where the periodic mm_cpumask trim
+ * makes a flush local, and where a reschedule cuts a forced batch in two:
+ * then one or two whole-PID flushes become ceiling / 2 + 1 or more
+ * per-page ones each.
  */
+int tlbie_judge(const struct tlbie_counts *c, const struct tlbie_want *w);
 #define TLBIE_TRIES	3
 
-enum tlbie_verdict {
-	TLBIE_PASS,
-	TLBIE_TOO_FEW,		/* fails */
-	TLBIE_TOO_MANY,		/* fails once TLBIE_TRIES measurements were */
-};
-
-/*
- * After a measurement judged @v, whether to take it again; *@tries counts
- * the measurements taken so far, less one (start it at 0):
- *
- *	do {
- *		measure, print, v = judge();
- *	} while (tlbie_measure_again(v, &tries));
- *	failed |= v != TLBIE_PASS;
- */
-bool tlbie_measure_again(enum tlbie_verdict v, int *tries);
-
-/* What a test does to a range of pages: the first three need a flush. */
-enum tlbie_op {
-	TLBIE_MUNMAP,
-	TLBIE_DONTNEED,
-	TLBIE_MPROTECT_RO,	/* read-write to read-only */
-	TLBIE_MPROTECT_RW,	/* read-only (after a write) to read-write */
-	NR_TLBIE_OPS
-};
-
-extern const char * const tlbie_op_name[NR_TLBIE_OPS];
-
-/* Bytes one page table maps (2MB with 64K or 4K radix pages). */
-#define TLBIE_PMD_SPAN	(2UL << 20)
-
-/* @len bytes of private anonymous memory, filled, without THP; NULL on error */
-char *tlbie_map_filled(size_t len);
-
-/* The first page-table boundary at or above @p */
-static inline char *tlbie_pmd_align(void *p)
-{
-	return (char *)(((unsigned long)p + TLBIE_PMD_SPAN - 1) & ~(TLBIE_PMD_SPAN - 1));
-}
-
-/*
- * @len bytes of dirty shared memory as @nr adjacent VMAs, starting at a
- * page-table boundary so no VMA straddles one (which would split its
- * flush in two); NULL on failure
- */
-char *tlbie_map_shared(size_t len, int nr);
-
-/*
- * A new SysV shm segment of @size bytes, not yet touched, attached at a
- * page-table boundary (where the kernel would attach it depends on ASLR,
- * and so would the number of page tables it spans) and removed once
- * detached; NULL on failure.
- */
-void *tlbie_shm_attach(size_t size);
-
-/*
- * Attach a SysV shm segment of @size bytes, fill it, and count the
- * invalidations its detach causes; *@addr is where it was attached.
- */
-int tlbie_count_shmdt(size_t size, struct tlbie_counts *c, void **addr);
-
-/*
- * Apply @op to @pages populated private pages that start one page past a
- * page-table boundary (so the range frees no page table and no page walk
- * cache flush is due) and count the invalidations it causes.
- */
-int tlbie_count_op(enum tlbie_op op, unsigned long pages, struct tlbie_counts *c);
-
-/*
- * tlbie_count_op() for a process with a thread live on another CPU, where
- * every flush should be global. About once per 1073 flushes on a CPU the
- * kernel trims mm_cpumask instead (IPI, tlbiel on each CPU, then a local
- * flush: see tick_and_test_trim_clock()); a measurement that saw tlbiel is
- * such a one, and is taken again, up to TLBIE_TRIES times in all.
- */
-int tlbie_count_op_global(enum tlbie_op op, unsigned long pages, struct tlbie_counts *c);
-
-/*
- * The CPUs this process may run on (sched_getaffinity()) that are online,
- * ascending, in *@cpus (free() it); returns how many, or -1.
- */
-int tlbie_usable_cpus(int **cpus);
-
-/*
- * Two of those for a test: cpus[0], and in cpus[1] one on another core
- * than cpus[0] where the cores' core_id in sysfs tells them apart (the SMT
- * threads of a core share its TLB, so a flush wrongly kept local to
- * cpus[0] would still clear cpus[1]'s entries), else any other. Returns
- * how many it found (fewer than 2: the test skips, "needs two CPUs"), or
- * -1 on error.
- */
-int tlbie_pick_cpus(int cpus[2]);
-
-/* Bind the calling thread to the @nr CPUs @cpus, or to @cpu; 0 or -1 */
-int tlbie_bind_cpus(const int *cpus, int nr);
-int tlbie_bind_cpu(int cpu);
-
-/*
- * What /sys/kernel/mm/transparent_hugepage/@file ("enabled",
- * "shmem_enabled") selects: 2 for "always" or "force", 1 for "madvise",
- * "advise" or "within_size", 0 for "never" or "deny"; -1 if the kernel has
- * no such file (no THP).
- */
-int tlbie_thp_mode(const char *file);
-
-/*
- * The number after @key on the first line of the file @path that begins
- * with @key followed by a number; @key includes its separator ("Threads:"
- * in /proc/self/status, "HugePages_Free:" in /proc/meminfo). -1 if @path
- * cannot be read or has no such line: for values that are never negative.
- */
-long tlbie_proc_value(const char *path, const char *key);
-
-/*
- * Write @text to the file @path (a debugfs or sysfs knob) after saving
- * what it holds, unless an earlier call saved it already. What was saved
- * is written back by tlbie_restore_files(), at exit, and on SIGTERM,
- * SIGINT and SIGALRM (a harness's timeout), with only open(), write() and
- * close() in the signal handler. 0, or -1 with errno set.
- */
-int tlbie_write_restored(const char *path, const char *text);
-void tlbie_restore_files(void);
-
-/*
- * With a sibling running: NULL when a global flush must issue tlbie here,
- * else why not, from the kernel's setup: a guest without GTSE flushes
- * through the hypervisor, and with debugfs powerpc/tlbie_enabled = 0 the
- * kernel flushes with tlbiel on each CPU. Prints a one-page flush's counts.
- */
+/* Why a global flush does not issue tlbie here, or NULL */
 const char *tlbie_global_unavailable(void);
 
-/*
- * A thread of the caller's process, bound to @cpu and spinning there, so
- * the mm stays active on that CPU and the kernel must flush globally.
- * tlbie_sibling_start() returns once the thread runs there, or -1 at once
- * if it could not bind to @cpu.
- */
-struct tlbie_sibling {
-	pthread_t thread;
-	int cpu;
-	int stop;		/* set by tlbie_sibling_stop() */
-	int running;		/* 1 once bound, -1 if binding failed */
-};
+/* Up to @max CPUs this process may run on, in @cpu; how many */
+int tlbie_usable_cpus(int *cpu, int max);
+/* Binds the calling thread to @cpu, quietly: 0 or -1 */
+int tlbie_bind(int cpu);
+/* A thread spinning on @cpu: this mm's flushes are global */
+int tlbie_sibling_start(int cpu);
+/* Returns once the thread has left the mm */
+void tlbie_sibling_stop(void);
 
-int tlbie_sibling_start(struct tlbie_sibling *s, int cpu);
-void tlbie_sibling_stop(struct tlbie_sibling *s);
+/* AnonHugePages of this process, in kB */
+long tlbie_anon_huge_kb(void);
+/* MADV_NOHUGEPAGE, where the kernel has THP */
+int tlbie_nohugepage(void *p, size_t len);
+
+/*
+ * The knobs above: saved in main() and restored after test_harness(); a
+ * SIGTERM to main() ends the test as the harness's timeout does.
+ */
+int tlbie_set_knob(const char *knob, const char *val);
+void tlbie_knobs_save(void);
+void tlbie_knobs_restore(void);
 
 #endif /* _SELFTESTS_POWERPC_MM_TLBIE_COUNT_H */

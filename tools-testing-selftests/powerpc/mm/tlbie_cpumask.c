@@ -1,157 +1,201 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * mm_cpumask trimming keeps the flushes of a single-threaded process
- * local. A process that has run on several CPUs leaves its mm in their
- * mm_cpumask, but while it has a single thread, the kernel trims that
- * mask when it flushes (flush_type_needed(), exit_flush_lazy_tlbs()): an
- * IPI has each other CPU flush the whole PID with tlbiel and leave the
- * mask, and from then on the process's flushes are tlbiel on its own CPU
- * only. With a thread live on another core the same unmaps must be global;
- * once that thread has exited, the first flush trims its CPU, and local
- * again.
+ * mm_cpumask trimming, from Nicholas Piggin's v4.18 series ("reset
+ * mm_cpumask for single thread process when possible", "flush remote CPUs
+ * out of single-threaded mm_cpumask"): a single-threaded process's flush
+ * first has every other CPU in its mm_cpumask flush its whole PID with
+ * tlbiel and leave the mask (exit_flush_lazy_tlbs()), then flushes with
+ * tlbiel on its own CPU only, where without the trim it would broadcast
+ * tlbie to every CPU it ever ran on.
  *
- * The IPIs' tlbiel run on other CPUs, in whatever task was running there:
- * this test counts this process's tlbiel on every CPU (TLBIE_SCOPE_MM,
- * mm_local), besides what its own thread issues (local, global). Each
- * munmap() of PAGES pages must issue:
- *  - single-threaded: PAGES tlbiel, all on this CPU (mm_local == local),
- *    and no tlbie;
- *  - with the thread live: PAGES per-page tlbie (not measured where
- *    global flushes do not use tlbie);
- *  - first after the thread's exit: no tlbie, PAGES tlbiel here, and at
- *    least one whole-PID tlbiel on another CPU, the exited thread's.
- * Counts above these are measured again, up to TLBIE_TRIES times in all.
+ * Counted for this thread, and on every other CPU for this process's PID
+ * (learnt from its own flushes, one bit of RS at a time), a munmap() of
+ * PAGES pages must issue:
+ *  - after the process ran on the other CPUs: PAGES tlbiel here, and one
+ *    whole-PID flush on each of them (128 tlbiel on POWER9);
+ *  - single-threaded, again: PAGES tlbiel here, nothing elsewhere;
+ *  - with a thread live on another CPU: PAGES tlbie;
+ *  - first after that thread's exit: PAGES tlbiel here, and one whole-PID
+ *    flush on the thread's CPU; then PAGES tlbiel here only.
  */
 #define _GNU_SOURCE
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
 
+#include "event.h"
 #include "tlbie_count.h"
 #include "utils.h"
 
 #define PAGES		4
-#define MAX_CPUS_RUN	8	/* CPUs the process runs on first */
+#define MAX_OTHERS	7
+#define HOST		"lpid == 0 && prs == 1 && local == 1 && "
 
-static enum tlbie_verdict judge_local(const struct tlbie_counts *c)
+static int cpu[2], others[MAX_OTHERS], nr_others;
+static unsigned long long rs;
+static struct event *ev;	/* two per other CPU: tlbiel for our PID, whole-PID */
+static long sets;
+
+/* @pages private pages unmapped (or made read-only) in a table: no table freed */
+static int flush(int pages, bool unmap, struct tlbie_counts *c)
 {
-	if (c->global || c->local > PAGES || c->mm_local > c->local || c->mm_local_pid)
-		return TLBIE_TOO_MANY;
-	return c->local < PAGES ? TLBIE_TOO_FEW : TLBIE_PASS;
+	size_t page = getpagesize(), len = (pages + 2) * page;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int i, rc;
+
+	if (p == MAP_FAILED)
+		return -1;
+	for (i = 0; i < pages + 2; i++)
+		p[i * page] = 1;
+	rc = c ? tlbie_count_start() : 0;
+	rc = rc ?: unmap ? munmap(p + page, pages * page) :
+			   mprotect(p + page, pages * page, PROT_READ);
+	rc = rc ?: c ? tlbie_count_stop(c) : 0;
+	munmap(p, len);
+	return rc;
 }
 
-static enum tlbie_verdict judge_global(const struct tlbie_counts *c)
+/* Of our local flushes of a page (and its mapping), 1 if all match @filter, 0 if none */
+static int all_match(const char *filter)
 {
-	if (c->global_page > PAGES || c->global_pid)
-		return TLBIE_TOO_MANY;
-	return c->global_page < PAGES ? TLBIE_TOO_FEW : TLBIE_PASS;
-}
+	struct event e[2];
+	int rc = -1;
 
-static int unmaps(const char *phase, bool want_global)
-{
-	struct tlbie_counts c;
-	enum tlbie_verdict v;
-	int i, tries, failed = 0;
-	char label[64];
-
-	for (i = 0; i < 3; i++) {
-		snprintf(label, sizeof(label), "%s_munmap_%d", phase, i);
-		tries = 0;
-		do {
-			if (want_global)
-				FAIL_IF(tlbie_count_op_global(TLBIE_MUNMAP, PAGES, &c));
-			else
-				FAIL_IF(tlbie_count_op(TLBIE_MUNMAP, PAGES, &c));
-			tlbie_counts_print(label, &c);
-			v = want_global ? judge_global(&c) : judge_local(&c);
-		} while (tlbie_measure_again(v, &tries));
-		if (v != TLBIE_PASS) {
-			printf("%s: want %s\n", phase, want_global ?
-			       "the pages flushed with tlbie" :
-			       "the pages flushed with tlbiel on this CPU only, no tlbie");
-			failed = 1;
-		}
+	if (tlbie_event_open(&e[0], 0, -1, filter))
+		return -1;
+	if (!tlbie_event_open(&e[1], 0, -1, HOST "rs != 0")) {
+		if (!flush(1, false, NULL) && !event_read(&e[0]) && !event_read(&e[1]) &&
+		    e[1].result.value)
+			rc = e[0].result.value == e[1].result.value ? 1 :
+			     e[0].result.value ? -1 : 0;
+		event_close(&e[1]);
 	}
-	return failed;
+	event_close(&e[0]);
+	return rc;
 }
 
 /*
- * Start and stop a thread on @cpu, wait until the process is single-threaded
- * again (pthread_join() returns before the thread drops its mm), and count
- * the first flush after.
+ * RS of our flushes (the PID from bit 32), a bit at a time; an IPI for
+ * another mm meanwhile mixes PIDs: learnt again
  */
-static int first_after_exit(int cpu)
+static int learn_rs(void)
 {
-	struct tlbie_sibling sibling;
-	struct tlbie_counts c;
-	enum tlbie_verdict v;
-	int tries = 0;
-	long n;
+	char filter[128];
+	int bit, tries, n;
 
-	do {
-		FAIL_IF(tlbie_sibling_start(&sibling, cpu));
-		tlbie_sibling_stop(&sibling);
-		while ((n = tlbie_proc_value("/proc/self/status", "Threads:")) > 1)
-			sched_yield();
-		FAIL_IF(n != 1);
+	for (tries = 0; tries < TLBIE_TRIES; tries++) {
+		for (n = 0, rs = 0, bit = 32; n >= 0 && bit < 64; bit++) {
+			snprintf(filter, sizeof(filter), HOST "rs & %#llx", 1ULL << bit);
+			n = all_match(filter);
+			rs |= n > 0 ? 1ULL << bit : 0;
+		}
+		snprintf(filter, sizeof(filter), HOST "rs == %#llx", rs);
+		if (n >= 0 && all_match(filter) == 1) {
+			printf("this process flushes with rs=%#llx\n", rs);
+			return 0;
+		}
+	}
+	return -1;
+}
 
-		FAIL_IF(tlbie_count_op(TLBIE_MUNMAP, PAGES, &c));
-		tlbie_counts_print("first_after_exit", &c);
-		if (c.global || c.local > PAGES)
-			v = TLBIE_TOO_MANY;
-		else if (c.local < PAGES || !c.mm_local_pid)
-			v = TLBIE_TOO_FEW;
+static unsigned long long other_counts(unsigned long long *pid)
+{
+	unsigned long long sum = 0;
+	int i;
+
+	*pid = 0;
+	for (i = 0; i < 2 * nr_others; i++) {
+		event_read(&ev[i]);
+		if (i & 1)
+			*pid += ev[i].result.value;
 		else
-			v = TLBIE_PASS;
-	} while (tlbie_measure_again(v, &tries));
-	if (v != TLBIE_PASS)
-		printf("after the exit: want no tlbie, %d tlbiel here, %s (%d's)\n",
-		       PAGES, "and a whole-PID tlbiel on another CPU", cpu);
-	return v != TLBIE_PASS;
+			sum += ev[i].result.value;
+	}
+	return sum;
+}
+
+/*
+ * Before the munmap(): 1 to run on the other CPUs, 2 to start and stop a
+ * thread on cpu[1]; @flushed: whole-PID flushes the other CPUs must see
+ */
+static int measure(const char *label, int before, bool global, int flushed)
+{
+	unsigned long long total, pid, total0, pid0;
+	struct tlbie_counts c;
+	int tries, i, v = -1;
+
+	for (tries = 0; v && tries < TLBIE_TRIES; tries++) {
+		for (i = 0; before == 1 && i < nr_others; i++)
+			FAIL_IF(tlbie_bind(others[i]));
+		FAIL_IF(tlbie_bind(cpu[0]));
+		if (before == 2) {
+			FAIL_IF(tlbie_sibling_start(cpu[1]));
+			tlbie_sibling_stop();
+		}
+		total0 = other_counts(&pid0);
+		FAIL_IF(flush(PAGES, true, &c));
+		total = other_counts(&pid) - total0;
+		pid -= pid0;
+		tlbie_counts_print(label, &c);
+		printf("  elsewhere: %llu tlbiel, %llu whole-PID; want %d flushes of %ld\n",
+		       total, pid, flushed, sets);
+		v = tlbie_judge(&c, &(struct tlbie_want){ .local = !global, .page = PAGES });
+		if (!v && (total != pid || pid != (unsigned long long)flushed * sets))
+			v = pid < (unsigned long long)flushed * sets ? -1 : 1;
+		if (v < 0)
+			break;
+	}
+	printf("%s: %s\n", label, v ? "FAIL" : "pass");
+	return v != 0;
 }
 
 static int test_cpumask(void)
 {
-	struct tlbie_sibling sibling;
-	int pair[2], *cpus, nr, i, ran = 0, failed;
-	struct tlbie_counts c;
+	int nr = get_nprocs_conf(), i, n, failed = 0;
 	const char *why;
+	char filter[128];
 
-	tlbie_count_set_scope(TLBIE_SCOPE_MM);
+	sets = have_hwcap2(PPC_FEATURE2_ARCH_3_1) ? 1 : 128;
 	why = tlbie_count_unavailable();
 	SKIP_IF_MSG(why, why);
-	SKIP_IF_MSG(tlbie_pick_cpus(pair) < 2, "needs two CPUs");
-	nr = tlbie_usable_cpus(&cpus);
-	FAIL_IF(nr < 2);
+	SKIP_IF_MSG(tlbie_usable_cpus(cpu, 2) < 2, "needs two CPUs");
+	FAIL_IF(tlbie_bind(cpu[0]) || flush(1, false, NULL) || learn_rs());
 
-	/* Run, and flush, on several CPUs, each joining the mm_cpumask: pair[0] last */
-	for (i = 0; i < nr && ran < MAX_CPUS_RUN - 1; i++) {
-		if (cpus[i] == pair[0])
+	/* Counting other CPUs is system-wide: perf_event_paranoid <= 0 or CAP_PERFMON */
+	ev = calloc(2 * nr, sizeof(*ev));
+	FAIL_IF(!ev);
+	for (i = 0; i < nr && nr_others < MAX_OTHERS; i++) {
+		/* Those this process may run on */
+		if (i == cpu[0] || tlbie_bind(i))
 			continue;
-		FAIL_IF(tlbie_bind_cpu(cpus[i]));
-		FAIL_IF(tlbie_count_op(TLBIE_MPROTECT_RO, 1, &c));
-		ran++;
+		snprintf(filter, sizeof(filter), HOST "rs == %#llx", rs);
+		n = 2 * nr_others;
+		SKIP_IF_MSG(tlbie_event_open(&ev[n], -1, i, filter),
+			    "cannot count on other CPUs (perf_event_paranoid > 0?)");
+		strcat(filter, " && rb & 1024");
+		FAIL_IF(tlbie_event_open(&ev[n + 1], -1, i, filter));
+		others[nr_others++] = i;
 	}
-	free(cpus);
-	FAIL_IF(tlbie_bind_cpu(pair[0]));
-	FAIL_IF(tlbie_count_op(TLBIE_MPROTECT_RO, 1, &c));
-	printf("ran on %d CPUs, now on CPU %d\n", ran + 1, pair[0]);
-	/* That last flush trimmed the others away; from now on, local only. */
-	failed = unmaps("single_thread", false);
+	FAIL_IF(others[0] != cpu[1] || tlbie_bind(cpu[0]));
 
-	FAIL_IF(tlbie_sibling_start(&sibling, pair[1]));
+	failed |= measure("after_running_elsewhere", 1, false, nr_others);
+	for (i = 0; i < 3; i++)
+		failed |= measure("single_thread", 0, false, 0);
 	why = tlbie_global_unavailable();
-	if (why)
-		printf("second_thread_live not measured: %s\n", why);
-	else
-		failed |= unmaps("second_thread_live", true);
-	tlbie_sibling_stop(&sibling);
-
-	failed |= first_after_exit(pair[1]);
-	failed |= unmaps("after_thread_exit", false);
-
-	tlbie_count_close();
+	if (why) {
+		printf("second thread live: not measured: %s\n", why);
+	} else {
+		FAIL_IF(tlbie_sibling_start(cpu[1]));
+		for (i = 0; i < 3; i++)
+			failed |= measure("second_thread_live", 0, true, 0);
+		tlbie_sibling_stop();
+	}
+	failed |= measure("first_after_thread_exit", 2, false, 1);
+	for (i = 0; i < 3; i++)
+		failed |= measure("after_thread_exit", 0, false, 0);
 	FAIL_IF(failed);
 	return 0;
 }

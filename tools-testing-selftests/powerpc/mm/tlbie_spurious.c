@@ -1,32 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * No TLB flush for spurious faults or permission upgrades. Book3S 64
- * refetches a PTE before raising a fault for missing permission, so a
- * fault that finds the PTE already valid (another thread fixed it first)
- * needs no flush (flush_tlb_fix_spurious_fault() is empty), and neither
- * does mprotect() adding write permission (pte_needs_flush()). Removing
- * write permission does need one.
+ * No TLB flush for spurious faults or permission upgrades, as since
+ * Nicholas Piggin's "powerpc/64s/radix: do not flush TLB on spurious
+ * fault" (v4.18): Book3S 64 refetches a PTE before it raises a fault, so a
+ * write fault that finds the PTE already valid (another thread's fault set
+ * it) needs no flush (flush_tlb_fix_spurious_fault() is empty), nor does
+ * mprotect() adding write permission (pte_needs_flush()). Removing write
+ * permission does need one.
  *
- * Threads on up to MAX_THREADS CPUs write the pages of fresh mappings in
- * the same order, so their faults race: no invalidation may be issued
- * meanwhile. Each page takes one fault to map it; every further fault a
- * thread takes on it (getrusage(RUSAGE_THREAD) counts them) found the PTE
- * already valid, set by another thread's fault, and took the path under
- * test. Each round prints how many; a run in which no fault ever found
- * its PTE valid tested nothing, and fails.
- *
- * Without GTSE the flushes go through the hypervisor, not tlbie, and a
- * wrong flush would not be counted: skipped there.
+ * Threads on up to MAX_THREADS CPUs write the pages of a fresh mapping in
+ * the same order, so that their faults race: none of its pages may be
+ * invalidated meanwhile, in any of ROUNDS rounds. A page takes one fault
+ * to map; every further fault a thread takes on it (RUSAGE_THREAD) found
+ * its PTE valid, and took the path under test. Rounds where no fault did
+ * tested nothing, and all of them so fail: a flush on spurious faults is
+ * caught only where the faults race.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "event.h"
 #include "tlbie_count.h"
 #include "utils.h"
 
@@ -34,17 +31,10 @@
 #define PAGES		512
 #define ROUNDS		8
 
-struct writer {
-	pthread_t thread;
-	int cpu;
-	int index;
-	long faults;		/* in its last round */
-};
-
 static pthread_barrier_t start, done;
 static char *area;
-static long page_size;
-static int bound, unbound, quit;	/* writers bound to their CPU, or not */
+static long page_size, faults[MAX_THREADS];
+static int cpus[MAX_THREADS], bound, quit;
 
 static long thread_faults(void)
 {
@@ -56,167 +46,121 @@ static long thread_faults(void)
 
 static void *writer(void *arg)
 {
-	struct writer *w = arg;
-	long faults;
-	int i;
+	long i, index = (long)arg, before;
 
-	if (tlbie_bind_cpu(w->cpu)) {
-		__atomic_add_fetch(&unbound, 1, __ATOMIC_RELEASE);
-		return NULL;
-	}
-	__atomic_add_fetch(&bound, 1, __ATOMIC_RELEASE);
+	if (!tlbie_bind(cpus[index]))
+		__atomic_add_fetch(&bound, 1, __ATOMIC_RELEASE);
 	for (;;) {
 		pthread_barrier_wait(&start);
-		/* Exit (glibc frees the stack: a flush) only once counting stopped */
+		/* Exit (a flush: glibc frees the stack) once counting stopped */
 		if (__atomic_load_n(&quit, __ATOMIC_ACQUIRE))
-			break;
-		faults = thread_faults();
+			return NULL;
+		before = thread_faults();
 		for (i = 0; i < PAGES; i++)
-			area[i * page_size + w->index] = 1;
-		w->faults = thread_faults() - faults;
+			area[i * page_size + index] = 1;
+		faults[index] = thread_faults() - before;
 		pthread_barrier_wait(&done);
 	}
-	return NULL;
 }
 
-/* One round; *@valid: faults that found their PTE valid */
-static int one_round(struct writer *w, int nr, int r, struct tlbie_counts *c, long *valid)
+/*
+ * Each round one try: a retry would drop the rounds whose faults raced.
+ * Invalidations of the area's pages, by any of this process's threads,
+ * are what a flush on spurious faults issues; other ones are only shown.
+ */
+static int racing_faults(int nr)
 {
+	unsigned long long inside = 0, before;
 	size_t len = PAGES * page_size;
-	long faults = 0;
-	int i;
-
-	area = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (area == MAP_FAILED)
-		return -1;
-	madvise(area, len, MADV_NOHUGEPAGE);
-
-	if (tlbie_count_start())
-		return -1;
-	pthread_barrier_wait(&start);
-	pthread_barrier_wait(&done);
-	if (tlbie_count_stop(c))
-		return -1;
-	munmap(area, len);
-
-	for (i = 0; i < nr; i++)
-		faults += w[i].faults;
-	*valid = faults > PAGES ? faults - PAGES : 0;
-	printf("round %d: %d threads, %d pages, %ld faults, %ld of them found the PTE valid\n",
-	       r, nr, PAGES, faults, *valid);
-	tlbie_counts_print("racing_write_faults", c);
-	return 0;
-}
-
-static int racing_faults(const int *cpus, int nr)
-{
-	struct writer w[MAX_THREADS];
-	long valid, total = 0;
-	enum tlbie_verdict v;
+	long valid, total = 0, i;
 	struct tlbie_counts c;
-	int r, i, tries, failed = 0;
+	pthread_t t[MAX_THREADS];
+	char filter[160];
+	struct event e;
+	int r;
 
+	area = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	FAIL_IF(area == MAP_FAILED);
+	/* RB of a page: its address and the page size's AP */
+	snprintf(filter, sizeof(filter), "prs == 1 && rs != 0 && rb >= %#lx && rb < %#lx",
+		 (unsigned long)area, (unsigned long)area + len);
+	FAIL_IF(tlbie_event_open(&e, 0, -1, filter));
 	pthread_barrier_init(&start, NULL, nr + 1);
 	pthread_barrier_init(&done, NULL, nr + 1);
-	for (i = 0; i < nr; i++) {
-		w[i].cpu = cpus[i];
-		w[i].index = i;
-		FAIL_IF(pthread_create(&w[i].thread, NULL, writer, &w[i]));
-	}
-	/* Every writer bound, or not: never wait at a barrier for one that quit */
-	while (__atomic_load_n(&bound, __ATOMIC_ACQUIRE) +
-	       __atomic_load_n(&unbound, __ATOMIC_ACQUIRE) < nr)
-		sched_yield();
-	FAIL_IF_MSG(unbound, "a writer thread could not bind to its CPU");
-
+	for (i = 0; i < nr; i++)
+		FAIL_IF(pthread_create(&t[i], NULL, writer, (void *)i));
 	for (r = 0; r < ROUNDS; r++) {
-		tries = 0;
-		do {
-			FAIL_IF(one_round(w, nr, r, &c, &valid));
-			total += valid;
-			v = c.global || c.local ? TLBIE_TOO_MANY : TLBIE_PASS;
-		} while (tlbie_measure_again(v, &tries));
-		if (v != TLBIE_PASS) {
-			printf("racing faults issued invalidations\n");
-			failed = 1;
-		}
+		/* Fresh: no PTE */
+		FAIL_IF(mmap(area, len, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != area);
+		FAIL_IF(tlbie_nohugepage(area, len));
+		FAIL_IF(event_read(&e) || tlbie_count_start());
+		before = e.result.value;
+		pthread_barrier_wait(&start);
+		pthread_barrier_wait(&done);
+		FAIL_IF(tlbie_count_stop(&c) || event_read(&e));
+		inside += e.result.value - before;
+		for (valid = -PAGES, i = 0; i < nr; i++)
+			valid += faults[i];
+		total += valid > 0 ? valid : 0;
+		printf("round %d: %d threads, %ld faults found the PTE valid, %llu invalidated\n",
+		       r, nr, valid, e.result.value - before);
+		tlbie_counts_print("racing_write_faults", &c);
 	}
 	__atomic_store_n(&quit, 1, __ATOMIC_RELEASE);
 	pthread_barrier_wait(&start);
 	for (i = 0; i < nr; i++)
-		pthread_join(w[i].thread, NULL);
-
-	printf("%ld faults found their PTE valid in all\n", total);
-	if (!total) {
-		printf("no fault raced another: spurious faults were not tested\n");
-		failed = 1;
-	}
-	return failed;
+		pthread_join(t[i], NULL);
+	event_close(&e);
+	munmap(area, len);
+	FAIL_IF_MSG(bound != nr, "a writer could not bind to its CPU");
+	printf("in all: %ld faults found their PTE valid, %llu invalidations of the area\n",
+	       total, inside);
+	FAIL_IF_MSG(!total, "no fault raced another: spurious faults were not tested");
+	return inside != 0;
 }
 
-/* With a thread live on another core, so a flush would be global */
-static int protection_changes(int cpu)
+/* mprotect() of 8 written pages from @from to @to, counted */
+static int protect(const char *label, int from, int to, long page)
 {
-	struct tlbie_sibling sibling;
-	enum tlbie_verdict v;
 	struct tlbie_counts c;
-	int failed = 0, tries = 0;
+	int tries, i, v = 1;
+	char *p;
 
-	FAIL_IF(tlbie_sibling_start(&sibling, cpu));
-
-	do {
-		FAIL_IF(tlbie_count_op(TLBIE_MPROTECT_RW, 8, &c));
-		tlbie_counts_print("mprotect_upgrade_8", &c);
-		v = c.global || c.local ? TLBIE_TOO_MANY : TLBIE_PASS;
-	} while (tlbie_measure_again(v, &tries));
-	if (v != TLBIE_PASS) {
-		printf("adding write permission issued invalidations\n");
-		failed = 1;
+	for (tries = 0; v > 0 && tries < TLBIE_TRIES; tries++) {
+		p = mmap(NULL, 10 * page_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		FAIL_IF(p == MAP_FAILED);
+		for (i = 0; i < 10; i++)
+			p[i * page_size] = 1;
+		FAIL_IF(mprotect(p + page_size, 8 * page_size, from));
+		FAIL_IF(tlbie_count_start() || mprotect(p + page_size, 8 * page_size, to) ||
+			tlbie_count_stop(&c));
+		munmap(p, 10 * page_size);
+		tlbie_counts_print(label, &c);
+		v = tlbie_judge(&c, &(struct tlbie_want){ .page = page });
 	}
-
-	tries = 0;
-	do {
-		FAIL_IF(tlbie_count_op_global(TLBIE_MPROTECT_RO, 8, &c));
-		tlbie_counts_print("mprotect_downgrade_8", &c);
-		if (c.global_page > 8 || c.global_pid)
-			v = TLBIE_TOO_MANY;
-		else
-			v = c.global_page < 8 ? TLBIE_TOO_FEW : TLBIE_PASS;
-	} while (tlbie_measure_again(v, &tries));
-	if (v != TLBIE_PASS) {
-		printf("removing write permission: want 8 per-page tlbie\n");
-		failed = 1;
-	}
-
-	tlbie_sibling_stop(&sibling);
-	return failed;
+	return v != 0;
 }
 
 static int test_spurious(void)
 {
-	struct tlbie_sibling sibling;
-	int pair[2], *cpus, nr, failed;
+	int rw = PROT_READ | PROT_WRITE, nr, failed;
 	const char *why;
 
+	page_size = getpagesize();
 	why = tlbie_count_unavailable();
 	SKIP_IF_MSG(why, why);
-	SKIP_IF_MSG(tlbie_pick_cpus(pair) < 2, "needs two CPUs");
-	page_size = sysconf(_SC_PAGESIZE);
-	/* Before binding: the CPUs this process may use, for the writers */
-	nr = tlbie_usable_cpus(&cpus);
-	FAIL_IF(nr < 2);
-
-	FAIL_IF(tlbie_bind_cpu(pair[0]));
-	FAIL_IF(tlbie_sibling_start(&sibling, pair[1]));
 	why = tlbie_global_unavailable();
-	tlbie_sibling_stop(&sibling);
 	SKIP_IF_MSG(why, why);
+	nr = tlbie_usable_cpus(cpus, MAX_THREADS);
+	SKIP_IF_MSG(nr < 2, "needs two CPUs");
 
-	failed = racing_faults(cpus, nr < MAX_THREADS ? nr : MAX_THREADS);
-	free(cpus);
-	failed |= protection_changes(pair[1]);
-
-	tlbie_count_close();
+	failed = racing_faults(nr);
+	FAIL_IF(tlbie_bind(cpus[0]) || tlbie_sibling_start(cpus[1]));
+	failed |= protect("mprotect_upgrade_8", PROT_READ, rw, 0);
+	failed |= protect("mprotect_downgrade_8", rw, PROT_READ, 8);
+	tlbie_sibling_stop();
 	FAIL_IF(failed);
 	return 0;
 }

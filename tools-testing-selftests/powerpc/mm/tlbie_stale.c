@@ -1,58 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * No stale translation survives a flush. A reader thread keeps the
- * translations of a range hot by reading it, then stops touching it; once
- * the main thread's munmap(), shmdt(), mprotect(PROT_NONE) or
- * MADV_DONTNEED of the range has returned, the reader reads every page
- * once more:
- *  - after munmap(), shmdt() and PROT_NONE, every read must fault: a read
- *    that returns anything at all went through a stale translation;
- *  - after ftruncate() of a memfd to 0, every read must fault (SIGBUS);
- *  - after MADV_DONTNEED of private memory, or a hole punched in a memfd,
- *    every read must return zero.
- *    Each page held its index and a cookie drawn for the case, so its old
- *    data is recognised, and anything else but zero (another page's data,
- *    what a freed and reused page holds now) is stale too. A freed page
- *    may have been reused and zeroed, and read zero through a stale
- *    translation: so the reader also writes a mark to each page, which the
- *    main thread must then read back through its own translation (a write
- *    through a stale one lands in the freed page instead).
- * Each page is read at its first and at its last word: a flush of the
- * wrong size (4K where the page is 64K) clears the translation of its
- * first 4K only, and hardware, or an emulator that keeps 4K TLB entries,
- * sees the rest stale. A page counts as
- * flushed only if both reads do what they must.
- * The reader runs on another core than the main thread: the SMT threads of
- * a core share its TLB, so a flush wrongly kept local would still clear a
- * sibling thread's translations. The same single-threaded, where the
- * flush is local.
+ * No stale translation outlives a flush, with the radix batch rule
+ * ("powerpc/64s/radix: Flush the PID for the batches of a large zap")
+ * or without. A reader on another core reads one word of each page all
+ * the time while the main thread zaps them (rows below). Once the
+ * operation returned, a read must fault or read zero; DONTNEED and punched
+ * pages are then written anew through the page tables (/proc/self/mem, not
+ * this CPU's TLB, which may be stale too), and a read must return that.
+ * The word is past the page's first 4K: a flush of the wrong page size
+ * leaves the rest of a 64K page stale. Reading during the operation
+ * matters: an early whole-PID flush empties the reader's TLB, and only a
+ * reader that refills it shows a later batch's missed flush. Variants: the
+ * reader asleep during it (its CPU lazily holding the mm), or exited
+ * (mm_users == 1: exit_flush_lazy_tlbs()) and started again on its CPU
+ * after; each row also without the reader (local flushes).
  *
- * The memory:
- *  - private anonymous small pages, 1, 2, a global ceiling's, one more,
- *    2 page tables + 3 and a local ceiling's + 1 pages: radix__tlb_flush()
- *    sees each operation as one batch;
- *  - shared, dirty: a SysV shm segment detached, and MAP_SHARED anonymous
- *    memory unmapped, from a page-table boundary, 2 page tables + 3 pages
- *    and 64 page tables, small pages: core mm flushes shared dirty pages
- *    at the end of each page table, so these are flushed in batches (of
- *    32 pages with 64K pages, each below the global ceiling), each
- *    batch of more than half the ceiling by the whole PID;
- *  - shared, dirty, a memfd mapped MAP_SHARED from a page-table boundary,
- *    one page table + 3 pages, unmapped, truncated to 0 and hole-punched
- *    (fallocate()): a dense batch that flushes the whole PID followed by a
- *    3-page batch flushed page by page. Truncate and hole punch free no
- *    page table, so nothing flushed after the operation's last batch can
- *    hide a missed flush of the first;
- *  - THP, where the kernel has it: private anonymous memory with
- *    MADV_HUGEPAGE, and a memfd (shmem) with MADV_HUGEPAGE where
- *    shmem_enabled allows it, 2 page tables + 3 pages: two huge pages and
- *    small ones;
- *  - hugetlb, MAP_HUGETLB, 3 huge pages (1 if larger than 16MB), where
- *    huge pages can be had (as root, nr_hugepages is raised for the test if
- *    need be, and restored).
+ * Limits: QEMU keeps 2M translations as large pages and empties its TLB on
+ * any 2M tlbie, so the rows with two page sizes can fail on hardware only.
+ * "8 tables + sparse 20" shows a missed flush of the last batch only if
+ * the reader refilled its pages after the earlier batches' PID flush.
+ *
+ * rmap rows (root): a third thread reads /proc/kpagecount for the reader's
+ * pages during a large shared zap; a read after a count went to 0 that
+ * returns, of a page no longer mapped (pagemap), means the rmap went before
+ * the flush (5df397dec7c4 "mm: delay page_remove_rmap() until after the TLB
+ * has been flushed"). The window is short: this can fail only on hardware
+ * or with a stall in radix__tlb_flush() (e.g. an instrumented kernel or
+ * emulator). A page still mapped (migrated) is not judged, nor a read
+ * after a fault served to the reader (a page reclaimed and read in again).
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -63,512 +40,656 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/shm.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "tlbie_count.h"
 #include "utils.h"
 
-#define THP_DIR		"/sys/kernel/mm/transparent_hugepage/"
-#define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
-#define SHARED_TABLES	64	/* page tables of the large shared cases */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL	102
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE		25
+#endif
+#ifndef MAP_HUGE_2MB
+#define MAP_HUGE_2MB		(21 << MAP_HUGE_SHIFT)
+#endif
 
-enum kind { PRIVATE, SHM, SHARED, MEMFD, THP, SHMEM_THP, HUGETLB };
+#define PMD_SPAN	(2UL << 20)	/* what a page table maps */
+#define HUGE_POOL	"/sys/kernel/mm/hugepages/hugepages-2048kB/"
+#define MAX_WATCH	160
+#define RMAP_TRIES	3
+#define KPF_THP		22		/* include/uapi/linux/kernel-page-flags.h */
+#define PUNCH		(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)
 
-static const char * const kind_name[] = {
-	[PRIVATE]	= "private",
-	[SHM]		= "sysv_shm",
-	[SHARED]	= "shared",
-	[MEMFD]		= "memfd",
-	[THP]		= "thp",
-	[SHMEM_THP]	= "shmem_thp",
-	[HUGETLB]	= "hugetlb",
+enum mem { PRIV, THP, HUGETLB, SHMEM, SHMEM_THP, SYSV };
+static const char * const mem_name[] = {
+	[PRIV] = "private", [THP] = "thp", [HUGETLB] = "hugetlb",
+	[SHMEM] = "memfd", [SHMEM_THP] = "shmem_thp", [SYSV] = "sysv_shm",
 };
 
-enum op { OP_MUNMAP, OP_DONTNEED, OP_PROT_NONE, OP_SHMDT, OP_TRUNCATE, OP_PUNCH };
+/* Operations, bits of a row's ops (op_name[] by bit number) */
+enum operation {
+	OP_MUNMAP = 1, OP_MPROTECT = 2, OP_DONTNEED = 4, OP_SHMDT = 8,
+	OP_TRUNCATE = 16, OP_PUNCH = 32, OP_GUARD = 64, OP_END = 128,
+	ANON_OPS = OP_MUNMAP | OP_MPROTECT | OP_DONTNEED,
+	FILE_OPS = OP_MUNMAP | OP_TRUNCATE | OP_PUNCH,
+};
 
 static const char * const op_name[] = {
-	[OP_MUNMAP]	= "munmap",
-	[OP_DONTNEED]	= "madv_dontneed",
-	[OP_PROT_NONE]	= "mprotect_none",
-	[OP_SHMDT]	= "shmdt",
-	[OP_TRUNCATE]	= "ftruncate_0",
-	[OP_PUNCH]	= "punch_hole",
+	"munmap", "mprotect_none", "madv_dontneed", "shmdt", "ftruncate_0",
+	"punch_hole", "madv_guard_install"
 };
 
-/* What the reader writes to page @i after MADV_DONTNEED */
-#define MARK(i)		(~cookie ^ (i))
+enum ceiling { NO_CEIL, GLOBAL_CEIL, LOCAL_CEIL };
+enum sparse { DENSE, SPARSE_LAST, SPARSE_ALL };
+/* What the reader does during the operation */
+enum reader_mode { READING, ASLEEP, EXITED };
+static const char * const mode_name[] = { "", ", reader asleep", ", reader exited" };
 
 /*
- * IDLE -> HOT (reader loops over the pages) -> HOLD (reader stops touching
- * them, its TLB still holds them: HELD) -> main thread unmaps -> CHECK ->
- * CHECKED (reader read each page once more) -> IDLE.
+ * Length: full page tables, then pages more, then a ceiling's pages more.
+ * For HUGETLB the tables are huge pages and the pages small ones just
+ * above them. Sparse: the last, partial table or every table has 4 pages
+ * in 13, flushed page by page. A memfd is a page table larger at each end
+ * than what is mapped. Operations leave mid pages alone at each end.
  */
-enum { IDLE, HOT, HOLD, HELD, CHECK, CHECKED, QUIT };
+static const struct row {
+	const char *name;
+	enum mem mem;
+	int tables, pages, mid;
+	enum ceiling ceiling;
+	enum sparse sparse;
+	enum reader_mode reader;
+	bool rmap;		/* watch the mapping counts */
+	unsigned int ops;
+} rows[] = {
+	{ "1 page", PRIV, .pages = 1, .ops = ANON_OPS },
+	{ "2 pages", PRIV, .pages = 2, .ops = ANON_OPS },
+	{ "ceiling", PRIV, .ceiling = GLOBAL_CEIL, .ops = ANON_OPS },
+	{ "ceiling + 1", PRIV, .pages = 1, .ceiling = GLOBAL_CEIL, .ops = ANON_OPS },
+	{ "2 tables + 3", PRIV, .tables = 2, .pages = 3, .ops = ANON_OPS },
+	{ "local ceiling + 1", PRIV, .pages = 1, .ceiling = LOCAL_CEIL, .ops = ANON_OPS },
+	/* Its CPU holds the translations, but the reader does not run */
+	{ "2 tables + 3", PRIV, .tables = 2, .pages = 3, .reader = ASLEEP, .ops = ANON_OPS },
+	{ "2 tables + 3", PRIV, .tables = 2, .pages = 3, .reader = EXITED, .ops = ANON_OPS },
+	/* Two page sizes in one gather */
+	{ "2 tables + 3", THP, .tables = 2, .pages = 3, .ops = ANON_OPS },
+	{ "2 tables + 3", HUGETLB, .tables = 2, .pages = 3, .ops = ANON_OPS },
+	{ "2 tables + 3", SHMEM_THP, .tables = 2, .pages = 3, .ops = FILE_OPS },
+	/* Shared dirty pages: a batch per page table */
+	{ "2 tables + 3", SYSV, .tables = 2, .pages = 3, .ops = OP_SHMDT },
+	{ "64 tables", SYSV, .tables = 64, .rmap = true, .ops = OP_SHMDT },
+	{ "2 tables + 3", SHMEM, .tables = 2, .pages = 3, .ops = OP_MUNMAP | OP_DONTNEED },
+	{ "64 tables", SHMEM, .tables = 64, .rmap = true, .ops = OP_MUNMAP },
+	/* A whole-PID batch, then 3 pages, and no page table freed after */
+	{ "table + 3", SHMEM, .tables = 1, .pages = 3, .ops = FILE_OPS },
+	{ "table + 3", SHMEM, .tables = 1, .pages = 3, .reader = ASLEEP, .ops = FILE_OPS },
+	/* The last batch partial and sparse, its pages read during the zap */
+	{ "8 tables + sparse 20", SHMEM, .tables = 8, .pages = 20, .sparse = SPARSE_LAST,
+	  .ops = FILE_OPS },
+	{ "8 sparse tables + 20", SHMEM, .tables = 8, .pages = 20, .sparse = SPARSE_ALL,
+	  .ops = FILE_OPS },
+	/* zap_vma_range() of the middle of a VMA */
+	{ "middle of 16 tables", SHMEM, .tables = 16, .mid = 5, .ops = OP_DONTNEED | OP_GUARD },
+};
 
-static char *area;
-static int memfd = -1;		/* the file behind area, for MEMFD */
-static unsigned long nr_pages;
-static long page_size;
-static uint64_t cookie;
-static bool mark;		/* the reader marks each page it reads */
-static int phase, passes;
-static int reader_bound;	/* 1 once bound, -1 if binding failed */
-static unsigned long faults, zeroes, old, other;
-static unsigned long tail_bad;	/* pages whose last word says otherwise */
+/*
+ * What a read may return: anything; old data or a fault; a fault or zero;
+ * anything (/proc/self/mem writes are not atomic); the new data.
+ */
+enum phase { WARM, DURING, GONE, WRITING, NEW };
+
+static struct word {
+	uint64_t *addr, old, pfn;
+	int count_zero;		/* the watcher saw the mapping count at 0 */
+	bool hot, dead, bad;	/* the reader's */
+} words[MAX_WATCH];
+static int nr_words, phase, stop, passes;
+static int watching;		/* the watcher: 1 reading counts, -1 stopped */
+static int parking, parked;	/* the reader: to sleep or exit after a pass */
+static pid_t reader_tid;
+static pthread_t reader_thread;
+static bool must_fault;
+/* What one operation's reads saw */
+static struct {
+	long stale, stale_rmap, looked, zeros, after_zero, moved, served;
+	uint64_t value;		/* the first stale read's value */
+	int first;
+} seen;
+
+/* The row's mapping: nr_pages at base, in a reservation; its memfd */
+static char *base, *reservation;
+static size_t reservation_len, file_len;
+static long nr_pages, page_size, per_table;
+static int memfd = -1, proc_mem = -1, wake_pipe[2];
+static int ceiling_pages[] = { [GLOBAL_CEIL] = 33, [LOCAL_CEIL] = 256 }, cpus[3], nr_cpus;
+static int kpagecount = -1, kpageflags = -1, pagemap = -1;
+static bool no_hugetlb, watchable;
+static char *guard_page;
 static __thread sigjmp_buf fault_jmp;
+static __thread const uint64_t *probing;
 
 static void fault(int sig, siginfo_t *info, void *ctx)
 {
+	if (!probing || info->si_addr != probing) {	/* not a probe: die of it */
+		signal(sig, SIG_DFL);
+		return;
+	}
 	siglongjmp(fault_jmp, 1);
 }
 
-/* The last word of page @i, and what the fill wrote there */
-static uint64_t *tail(unsigned long i)
+/* Read *@p into *@v, false if it faults. No mask saved: SA_NODEFER */
+static bool probe(const uint64_t *p, uint64_t *v)
 {
-	return (uint64_t *)(area + (i + 1) * page_size) - 1;
-}
-
-#define TAIL(i)		(~cookie ^ (i))
-
-/*
- * 0 if the last word of page @i faults, 1 if it reads zero, 2 if it
- * reads its old data, 3 anything else.
- */
-static int probe_tail(unsigned long i)
-{
-	uint64_t w;
-
-	if (sigsetjmp(fault_jmp, 1))
-		return 0;
-	w = __atomic_load_n(tail(i), __ATOMIC_RELAXED);
-	return !w ? 1 : w == TAIL(i) ? 2 : 3;
-}
-
-/*
- * Read every page once; count faults, zeroes, old data and other data at
- * its first word, and the pages whose last word reads otherwise.
- */
-static void check_pages(void)
-{
-	unsigned long i;
-
-	faults = 0;
-	zeroes = 0;
-	old = 0;
-	other = 0;
-	tail_bad = 0;
-	for (i = 0; i < nr_pages; i++) {
-		uint64_t *p = (uint64_t *)(area + i * page_size), w0, w1;
-
-		if (sigsetjmp(fault_jmp, 1)) {
-			faults++;
-			if (probe_tail(i) != 0)
-				tail_bad++;
-			continue;
-		}
-		w0 = __atomic_load_n(&p[0], __ATOMIC_RELAXED);
-		w1 = __atomic_load_n(&p[1], __ATOMIC_RELAXED);
-		if (!w0 && !w1)
-			zeroes++;
-		else if (w0 == cookie && w1 == i)
-			old++;
-		else
-			other++;
-		if (mark)
-			__atomic_store_n(&p[2], MARK(i), __ATOMIC_RELAXED);
-		if (probe_tail(i) != 1)
-			tail_bad++;
+	if (sigsetjmp(fault_jmp, 0)) {
+		probing = NULL;
+		return false;
 	}
+	probing = p;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	*v = __atomic_load_n(p, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probing = NULL;
+	return true;
 }
 
-static void keep_hot(void)
+/* Whether @p has a page now (or pagemap cannot tell) */
+static bool mapped(const void *p)
 {
-	unsigned long i;
+	uint64_t e;
 
-	for (i = 0; i < nr_pages; i++) {
-		(void)__atomic_load_n(&area[i * page_size], __ATOMIC_RELAXED);
-		(void)__atomic_load_n(tail(i), __ATOMIC_RELAXED);
+	return pread(pagemap, &e, 8, (uintptr_t)p / page_size * 8) != 8 || e >> 63;
+}
+
+/* Read each word once; judge the reads the phase (or a count at 0) rules on */
+static void read_words(void)
+{
+	bool after_zero, ok;
+	struct word *x;
+	uint64_t v = 0;
+	int ph;
+
+	for (x = words; x < words + nr_words; x++) {
+		ph = __atomic_load_n(&phase, __ATOMIC_ACQUIRE);
+		after_zero = ph == DURING && __atomic_load_n(&x->count_zero, __ATOMIC_ACQUIRE);
+		if (x->dead)
+			continue;
+		ok = probe(x->addr, &v);
+		if (!ok || v != x->old) {
+			seen.looked += x->hot;	/* read during the op, then gone */
+			x->hot = false;
+			x->dead = !ok && must_fault;
+		} else if (ph == DURING) {
+			x->hot = true;
+		}
+		if (x->bad || (ph != GONE && ph != NEW && !after_zero))
+			continue;
+		seen.after_zero += after_zero;
+		x->bad = ph == NEW ? !ok || v != ~x->old : ok && (must_fault || v);
+		if (x->bad && after_zero && mapped(x->addr)) {
+			/* Migrated: read through its new translation */
+			seen.moved++;
+			x->bad = false;
+			x->dead = true;
+		}
+		if (!x->bad)
+			continue;
+		if (!seen.stale && !seen.stale_rmap) {
+			seen.first = x - words;
+			seen.value = ok ? v : 0;
+		}
+		if (after_zero)
+			seen.stale_rmap++;
+		else
+			seen.stale++;
 	}
 }
 
 static void *reader(void *arg)
 {
-	int cpu = (long)arg, ph;
+	struct rusage ru[2];
+	bool running = false;
+	uint64_t v;
+	int park;
+	char c;
 
-	if (tlbie_bind_cpu(cpu)) {
-		__atomic_store_n(&reader_bound, -1, __ATOMIC_RELEASE);
-		return NULL;
-	}
-	__atomic_store_n(&reader_bound, 1, __ATOMIC_RELEASE);
-	while ((ph = __atomic_load_n(&phase, __ATOMIC_ACQUIRE)) != QUIT) {
-		if (ph == HOT) {
-			keep_hot();
-			__atomic_add_fetch(&passes, 1, __ATOMIC_RELEASE);
-		} else if (ph == HOLD) {
-			__atomic_store_n(&phase, HELD, __ATOMIC_RELEASE);
-		} else if (ph == CHECK) {
-			check_pages();
-			__atomic_store_n(&phase, CHECKED, __ATOMIC_RELEASE);
+	reader_tid = gettid();
+	probe((uint64_t *)guard_page, &v);	/* fault in what a fault touches */
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+		if (!running && __atomic_load_n(&phase, __ATOMIC_ACQUIRE) >= DURING)
+			running = !getrusage(RUSAGE_THREAD, &ru[0]);
+		read_words();
+		__atomic_add_fetch(&passes, 1, __ATOMIC_RELEASE);
+		park = __atomic_load_n(&parking, __ATOMIC_ACQUIRE);
+		if (park == EXITED)
+			return NULL;
+		if (park == ASLEEP) {
+			__atomic_store_n(&parked, 1, __ATOMIC_RELEASE);
+			if (read(wake_pipe[0], &c, 1) != 1)
+				return NULL;
 		}
 	}
+	getrusage(RUSAGE_THREAD, &ru[1]);
+	/* Page faults served to it during the operation, swap-ins too */
+	if (running)
+		seen.served = ru[1].ru_minflt + ru[1].ru_majflt - ru[0].ru_minflt - ru[0].ru_majflt;
 	return NULL;
 }
 
-static void set_phase(int ph)
+/* Each watched page's mapping count, in order, until it is 0 */
+static void *watcher(void *arg)
 {
-	__atomic_store_n(&phase, ph, __ATOMIC_RELEASE);
+	uint64_t count;
+	int i;
+
+	for (i = 0; i < nr_words; i++) {
+		do {
+			if (pread(kpagecount, &count, 8, words[i].pfn * 8) != 8 ||
+			    __atomic_load_n(&phase, __ATOMIC_ACQUIRE) >= GONE)
+				goto out;
+			__atomic_store_n(&watching, 1, __ATOMIC_RELEASE);
+		} while (count);
+		__atomic_store_n(&words[i].count_zero, 1, __ATOMIC_RELEASE);
+		seen.zeros++;
+	}
+out:
+	__atomic_store_n(&watching, -1, __ATOMIC_RELEASE);
+	return NULL;
 }
 
-static void wait_for(int *var, int val)
+/* Start @fn on @cpu, however many CPUs there are */
+static void start_thread(pthread_t *t, void *(*fn)(void *), int cpu)
 {
-	while (__atomic_load_n(var, __ATOMIC_ACQUIRE) < val)
+	size_t size = CPU_ALLOC_SIZE(cpu + 1);
+	cpu_set_t *set = CPU_ALLOC(cpu + 1);
+	pthread_attr_t attr;
+
+	FAIL_IF_EXIT(!set);
+	CPU_ZERO_S(size, set);
+	CPU_SET_S(cpu, size, set);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, size, set);
+	FAIL_IF_EXIT_MSG(pthread_create(t, &attr, fn, NULL), "cannot start a thread");
+	pthread_attr_destroy(&attr);
+	CPU_FREE(set);
+}
+
+/* The state (R, S, ...) of thread @tid, 0 once it is gone */
+static char task_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	if (read_file(path, buf, sizeof(buf) - 1, &len))
+		return 0;
+	buf[len] = 0;
+	p = strrchr(buf, ')');
+	return p && p + 2 < buf + len ? p[2] : 0;
+}
+
+/* After its warm-up, the reader blocks in read(), or exits and leaves the mm */
+static void park_reader(enum reader_mode mode)
+{
+	__atomic_store_n(&parking, mode, __ATOMIC_RELEASE);
+	if (mode == EXITED)
+		pthread_join(reader_thread, NULL);
+	while (mode == EXITED ? task_state(reader_tid) :
+	       mode == ASLEEP && (!parked || task_state(reader_tid) == 'R'))
+		usleep(1000);
+}
+
+/* Enter phase @ph (the reader back), and let its reads come twice */
+static void settle(int ph, bool threads)
+{
+	int target = __atomic_load_n(&passes, __ATOMIC_ACQUIRE) + 2;
+
+	__atomic_store_n(&phase, ph, __ATOMIC_RELEASE);
+	if (!threads) {
+		read_words();
+		return;
+	}
+	if (parking == ASLEEP) {
+		parked = 0;
+		__atomic_store_n(&parking, READING, __ATOMIC_RELEASE);
+		FAIL_IF_EXIT(write(wake_pipe[1], "", 1) != 1);
+	} else if (parking == EXITED) {
+		parking = READING;
+		start_thread(&reader_thread, reader, cpus[1]);
+	}
+	while (__atomic_load_n(&passes, __ATOMIC_ACQUIRE) < target)
 		;
 }
 
-/* The value of @key in /proc/meminfo, -1 if none */
-static long read_meminfo(const char *key)
+static int map_row(const struct row *r)
 {
-	return tlbie_proc_value("/proc/meminfo", key);
-}
+	int flags = MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, id;
+	size_t len, off = 0;
 
-/* @field (e.g. "AnonHugePages:") of the VMA at @addr in smaps, kB; -1 if none */
-static long smaps_kb(void *addr, const char *field)
-{
-	char line[256], start[32];
-	bool in = false;
-	long kb = -1;
-	FILE *f;
-
-	f = fopen("/proc/self/smaps", "r");
-	if (!f)
+	nr_pages = r->tables * per_table + r->pages + ceiling_pages[r->ceiling];
+	len = nr_pages * page_size;
+	reservation_len = len + PMD_SPAN;
+	reservation = mmap(NULL, reservation_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (reservation == MAP_FAILED)
 		return -1;
-	snprintf(start, sizeof(start), "%lx-", (unsigned long)addr);
-	while (fgets(line, sizeof(line), f)) {
-		/* A VMA's first line starts with its address, a field with a capital */
-		if (isxdigit(line[0]) && !isupper(line[0]))
-			in = !strncmp(line, start, strlen(start));
-		else if (in && !strncmp(line, field, strlen(field)) &&
-			 sscanf(line + strlen(field), "%ld", &kb) == 1)
-			break;
+	base = (char *)(((uintptr_t)reservation + PMD_SPAN - 1) & ~(PMD_SPAN - 1));
+	if (r->mem == SYSV) {
+		id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
+		if (id < 0)
+			return -1;
+		base = shmat(id, base, SHM_REMAP);
+		shmctl(id, IPC_RMID, NULL);
+		return base == (void *)-1 ? -1 : madvise(base, len, MADV_NOHUGEPAGE);
 	}
-	fclose(f);
-	return kb;
+	if (r->mem == SHMEM || r->mem == SHMEM_THP) {
+		off = PMD_SPAN;
+		file_len = len + 2 * off;
+		memfd = memfd_create("tlbie_stale", 0);
+		if (memfd < 0 || ftruncate(memfd, file_len))
+			return -1;
+		flags = MAP_FIXED | MAP_SHARED;
+	} else if (r->mem == HUGETLB) {
+		len = r->tables * PMD_SPAN;
+		if (mmap(base + len, r->pages * page_size, PROT_READ | PROT_WRITE,
+			 flags, -1, 0) == MAP_FAILED)
+			return -1;
+		flags |= MAP_HUGETLB | MAP_HUGE_2MB;
+	}
+	if (mmap(base, len, PROT_READ | PROT_WRITE, flags, memfd, off) == MAP_FAILED)
+		return -1;
+	if (r->mem == PRIV || r->mem == SHMEM)
+		madvise(base, len, MADV_NOHUGEPAGE);
+	return 0;
 }
 
 /*
- * NULL if @need free huge pages of the default size can be had, adding
- * them to the pool as root if need be; else why not. *@size: their size.
+ * Fill the pages (sparse: 4 in 13) and choose the words read in [@lo, @hi):
+ * in the first and last page tables and the first page of each other, or
+ * in a sparse last table only, which the reader then reads all the time.
  */
-static const char *hugetlb_unavailable(unsigned long *need, size_t *size)
+static void fill(const struct row *r, long lo, long hi)
 {
-	long kb = read_meminfo("Hugepagesize:"), avail, nr;
-	char want[24];
+	uint64_t cookie = (uint64_t)random() << 32 ^ random(), *p;
+	long j, k, t, last = (nr_pages - 1) / per_table, chunks = page_size / 4096;
 
-	if (kb <= 0)
-		return "no hugetlb in this kernel";
-	*size = (size_t)kb << 10;
-	*need = *size <= 8 * TLBIE_PMD_SPAN ? 3 : 1;
-	avail = read_meminfo("HugePages_Free:") - read_meminfo("HugePages_Rsvd:");
-	if (avail >= (long)*need)
-		return NULL;
-	if (geteuid() != 0)
-		return "too few free huge pages, and only root may add some";
-	if (read_long(NR_HUGEPAGES, &nr, 10))
-		return "cannot read " NR_HUGEPAGES;
-	snprintf(want, sizeof(want), "%ld", nr + *need - avail);
-	if (tlbie_write_restored(NR_HUGEPAGES, want))
-		return "cannot write " NR_HUGEPAGES;
-	avail = read_meminfo("HugePages_Free:") - read_meminfo("HugePages_Rsvd:");
-	printf("nr_hugepages %ld -> %s: %ld huge pages free\n", nr, want, avail);
-	if (avail < (long)*need)
-		return "cannot allocate huge pages";
+	for (j = 0, nr_words = 0; j < nr_pages; j++) {
+		k = j % per_table;
+		t = j / per_table;
+		if ((r->sparse == SPARSE_ALL || (r->sparse == SPARSE_LAST && t == last)) &&
+		    (k % 4 || k > 15))
+			continue;
+		p = (uint64_t *)(base + j * page_size +
+				 (chunks > 1 ? 1 + j % (chunks - 1) : 0) * 4096);
+		*p = cookie ^ (uintptr_t)p;
+		if (j < lo || j >= hi || nr_words == MAX_WATCH ||
+		    (r->sparse ? t != last : t && t != last && k))
+			continue;
+		memset(&words[nr_words], 0, sizeof(words[nr_words]));
+		words[nr_words].addr = p;
+		words[nr_words++].old = *p;
+	}
+}
+
+/* Each watched page's frame, for the watcher: NULL, or why it cannot watch */
+static const char *find_frames(void)
+{
+	uint64_t e, count, flags;
+	int i;
+
+	for (i = 0; i < nr_words; i++) {
+		if (pread(pagemap, &e, 8, (uintptr_t)words[i].addr / page_size * 8) != 8 ||
+		    !(e >> 63))
+			return "a page not in /proc/self/pagemap";
+		words[i].pfn = e & ((1ULL << 55) - 1);
+		if (pread(kpagecount, &count, 8, words[i].pfn * 8) != 8 ||
+		    pread(kpageflags, &flags, 8, words[i].pfn * 8) != 8)
+			return "cannot read /proc/kpagecount or /proc/kpageflags";
+		if (flags & (1ULL << KPF_THP))
+			return "THP (shmem_enabled=force?): one count for many pages";
+		if (count != 1)
+			return "a page mapped more than once";
+	}
 	return NULL;
 }
 
-/* NULL if THP of a page table's size can be had where @file says, else why not */
-static const char *thp_unavailable(const char *file)
-{
-	long size;
-
-	switch (tlbie_thp_mode(file)) {
-	case -1:
-		return "no THP in this kernel";
-	case 0:
-		return "THP disabled";
-	}
-	if (read_long(THP_DIR "hpage_pmd_size", &size, 10) || size != TLBIE_PMD_SPAN)
-		return "THP are not a page table's size";
-	return NULL;
-}
-
-/* Where area was mapped from a reservation, what else to unmap at the end */
-struct region {
-	char *base;		/* NULL: no reservation */
-	size_t base_len;
-};
-
-/* Map @len bytes of @kind at area; 0, or -1 with errno */
-static int map_region(enum kind kind, size_t len, struct region *r)
-{
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS, fd = -1;
-
-	memset(r, 0, sizeof(*r));
-	switch (kind) {
-	case PRIVATE:
-	case HUGETLB:
-		if (kind == HUGETLB)
-			flags |= MAP_HUGETLB;
-		area = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
-		if (area == MAP_FAILED)
-			return -1;
-		if (kind == PRIVATE)
-			madvise(area, len, MADV_NOHUGEPAGE);
-		return 0;
-	case SHM:
-		area = tlbie_shm_attach(len);
-		if (!area)
-			return -1;
-		/* Small pages, flushed in batches of a page table's */
-		madvise(area, len, MADV_NOHUGEPAGE);
-		return 0;
-	case SHARED:
-		flags = MAP_SHARED | MAP_ANONYMOUS;
-		break;
-	case MEMFD:
-	case SHMEM_THP:
-		fd = memfd_create("tlbie_stale", 0);
-		if (fd < 0)
-			return -1;
-		if (ftruncate(fd, len)) {
-			close(fd);
-			return -1;
-		}
-		flags = MAP_SHARED;
-		break;
-	default:
-		break;
-	}
-
-	/* From a page-table boundary: reserve room, map there */
-	r->base_len = len + TLBIE_PMD_SPAN;
-	r->base = mmap(NULL, r->base_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r->base == MAP_FAILED) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	area = mmap(tlbie_pmd_align(r->base), len, PROT_READ | PROT_WRITE,
-		    flags | MAP_FIXED, fd, 0);
-	if (kind == MEMFD && area != MAP_FAILED)
-		memfd = fd;	/* truncated or punched, closed after the case */
-	else if (fd >= 0)
-		close(fd);
-	if (area == MAP_FAILED)
-		return -1;
-	if (kind == THP || kind == SHMEM_THP)
-		return madvise(area, len, MADV_HUGEPAGE);
-	madvise(area, len, MADV_NOHUGEPAGE);
-	return 0;
-}
-
-static int apply(enum op op, size_t len)
+static int apply(enum operation op, char *a, size_t len)
 {
 	switch (op) {
 	case OP_MUNMAP:
-		return munmap(area, len);
+		return munmap(a, len);
+	case OP_MPROTECT:
+		return mprotect(a, len, PROT_NONE);
 	case OP_DONTNEED:
-		return madvise(area, len, MADV_DONTNEED);
-	case OP_PROT_NONE:
-		return mprotect(area, len, PROT_NONE);
+		return madvise(a, len, MADV_DONTNEED);
+	case OP_SHMDT:
+		return shmdt(a);
 	case OP_TRUNCATE:
 		return ftruncate(memfd, 0);
 	case OP_PUNCH:
-		return fallocate(memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, len);
+		return fallocate(memfd, PUNCH, 0, file_len);
 	default:
-		return shmdt(area);
+		return madvise(a, len, MADV_GUARD_INSTALL);
 	}
 }
 
-/* The huge pages backing area, for the kinds that have them; -1 if none */
-static long huge_kb(enum kind kind)
+/* One operation: 0 passed, 1 failed, -1 not judged; *@rmap false if not watched */
+static int run_op(const struct row *r, enum operation op, bool threads, bool *rmap)
 {
-	switch (kind) {
-	case THP:
-		return smaps_kb(area, "AnonHugePages:");
-	case SHMEM_THP:
-		return smaps_kb(area, "ShmemPmdMapped:");
-	case HUGETLB:
-		return smaps_kb(area, "Private_Hugetlb:");
-	default:
-		return -1;
-	}
-}
-
-/* One case; @threaded: another thread reads, else this one. */
-static int one(enum kind kind, enum op op, size_t len, bool threaded)
-{
-	bool want_zero = op == OP_DONTNEED || op == OP_PUNCH;
-	unsigned long i, lost = 0;
-	struct region r;
-	char what[160];
-	long huge;
+	/* A memfd's pages stay in the file after DONTNEED: punch them too */
+	bool keep = op == OP_DONTNEED && r->mem >= SHMEM;
+	/* Each page the reader faults in makes MADV_GUARD_INSTALL zap again */
+	enum reader_mode mode = !threads ? READING : op == OP_GUARD ? ASLEEP : r->reader;
+	bool refill = op == OP_DONTNEED || op == OP_PUNCH;
+	const char *name = op_name[__builtin_ctz(op)], *why;
+	long lo = r->mid, hi, huge = -1, i;
 	int rc;
+	pthread_t wt;
+	uint64_t v;
 
-	snprintf(what, sizeof(what), "%s: %s %s of %zu kB", threaded ? "2 threads" : "1 thread",
-		 kind_name[kind], op_name[op], len >> 10);
-	if (map_region(kind, len, &r)) {
-		if (kind != HUGETLB) {
-			perror(what);
-			return 1;
-		}
-		printf("%s: not measured, no huge pages to map\n", what);
-		return 0;
-	}
-	nr_pages = len / page_size;
-	cookie = ((uint64_t)random() << 33 ^ (uint64_t)random() << 2 ^ random()) | 1;
-	mark = threaded && want_zero;
-	for (i = 0; i < nr_pages; i++) {
-		uint64_t *p = (uint64_t *)(area + i * page_size);
-
-		p[0] = cookie;
-		p[1] = i;
-		*tail(i) = TAIL(i);
-	}
-	huge = huge_kb(kind);
-
-	if (threaded) {
-		int seen = __atomic_load_n(&passes, __ATOMIC_ACQUIRE);
-
-		set_phase(HOT);
-		wait_for(&passes, seen + 2);	/* translations are cached */
-		set_phase(HOLD);
-		wait_for(&phase, HELD);		/* no access races the unmap */
-		rc = apply(op, len);
-		set_phase(CHECK);
-		wait_for(&phase, CHECKED);
-		set_phase(IDLE);
-	} else {
-		keep_hot();
-		rc = apply(op, len);
-		check_pages();
-	}
-	if (rc)
-		perror(what);
-
-	/* Each page the reader marked must show the mark through a fresh translation */
-	for (i = 0; mark && i < nr_pages; i++)
-		if (*(uint64_t *)(area + i * page_size + 16) != MARK(i))
-			lost++;
-
-	printf("%s (%lu pages", what, nr_pages);
-	if (huge >= 0)
-		printf(", %ld kB of them huge%s", huge, huge ? "" : ": small pages only");
-	printf("): %lu faulted, %lu read zero, %lu read old data, %lu read other data",
-	       faults, zeroes, old, other);
-	printf(", %lu whose last word read otherwise", tail_bad);
-	if (mark)
-		printf(", %lu reader's writes lost", lost);
-	printf("\n");
-
-	if (op != OP_MUNMAP && op != OP_SHMDT)
-		munmap(area, len);
-	if (memfd >= 0) {
-		close(memfd);
-		memfd = -1;
-	}
-	if (r.base) {	/* what is left of the reservation, around area */
-		if (area > r.base)
-			munmap(r.base, area - r.base);
-		munmap(area + len, r.base + r.base_len - (area + len));
-	}
-	if (rc || (want_zero ? zeroes : faults) != nr_pages || lost || tail_bad) {
-		printf("stale translation: want every page to %s\n",
-		       want_zero ? "read zero, and keep what the reader wrote" : "fault");
+	if (map_row(r)) {
+		perror(mem_name[r->mem]);
 		return 1;
 	}
+	hi = nr_pages - r->mid;
+	fill(r, lo, hi);
+	/* Regardless of the THP settings */
+	if (r->mem == THP || r->mem == SHMEM_THP)
+		huge = !madvise(base, r->tables * PMD_SPAN, MADV_COLLAPSE);
+	why = *rmap ? find_frames() : NULL;
+	if (why)
+		printf("rmap: %s %s not watched: %s\n", mem_name[r->mem], r->name, why);
+	*rmap = *rmap && !why;
+	must_fault = !refill;
+	memset(&seen, 0, sizeof(seen));
+	stop = 0;
+	passes = 0;
+	watching = 0;
+	parking = READING;
+	parked = 0;
+	phase = WARM;
+
+	if (threads) {
+		start_thread(&reader_thread, reader, cpus[1]);
+		if (*rmap)
+			start_thread(&wt, watcher, cpus[2]);
+		settle(WARM, threads);	/* translations cached */
+		while (*rmap && !__atomic_load_n(&watching, __ATOMIC_ACQUIRE))
+			;
+		park_reader(mode);
+	}
+	__atomic_store_n(&phase, DURING, __ATOMIC_RELEASE);
+	rc = apply(op, base + lo * page_size, (hi - lo) * page_size);
+	if (!rc && keep)
+		rc = fallocate(memfd, PUNCH, PMD_SPAN + lo * page_size, (hi - lo) * page_size);
+	settle(GONE, threads);
+	if (!rc && refill) {
+		/* A freed page with a live translation now reads other data */
+		settle(WRITING, threads);
+		for (i = 0; i < nr_words; i++) {
+			v = ~words[i].old;
+			FAIL_IF_EXIT_MSG(pwrite(proc_mem, &v, 8, (uintptr_t)words[i].addr) != 8,
+					 "cannot write through /proc/self/mem");
+		}
+		settle(NEW, threads);
+	}
+	if (threads) {
+		__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+		pthread_join(reader_thread, NULL);
+		if (*rmap)
+			pthread_join(wt, NULL);
+	}
+	munmap(reservation, reservation_len);
+	if (memfd >= 0)
+		close(memfd);
+	memfd = -1;
+	if (rc) {
+		perror(name);
+		return op != OP_GUARD;	/* not in older kernels */
+	}
+
+	printf("%s: %s %s%s%s, %s (%ld pages, %d read): %ld stale",
+	       threads ? "2 threads" : "1 thread", mem_name[r->mem], r->name,
+	       huge < 0 ? "" : huge ? " THP" : " (no THP)", mode_name[mode], name,
+	       hi - lo, nr_words, seen.stale);
+	if (threads && mode == READING)
+		printf(", %ld seen going during it", seen.looked);
+	if (*rmap)
+		printf("; %ld counts seen at 0, %ld reads after, %ld stale%s, %ld moved",
+		       seen.zeros, seen.after_zero, seen.stale_rmap,
+		       seen.served ? " (faults served: not judged)" : "", seen.moved);
+	printf("\n");
+	if (seen.stale || seen.stale_rmap)
+		printf("stale: word %d read %#llx, old %#llx\n", seen.first,
+		       (unsigned long long)seen.value, (unsigned long long)words[seen.first].old);
+	if (seen.stale || (seen.stale_rmap && !seen.served))
+		return 1;
+	return seen.stale_rmap ? -1 : 0;
+}
+
+static int run_row(const struct row *r, enum operation op, bool threads)
+{
+	bool rmap = threads && r->rmap && watchable;
+	int t, v;
+
+	if ((r->mem == HUGETLB && no_hugetlb) || (!threads && r->reader != READING))
+		return 0;
+	/* rmap: again until a judged read came after a count reached 0 */
+	for (t = 0; t < (rmap ? RMAP_TRIES : 1); t++) {
+		v = run_op(r, op, threads, &rmap);
+		if (v > 0 || !rmap || (!v && seen.after_zero))
+			return v > 0;
+	}
+	printf("rmap: %s %s: no judged read after a count reached 0 in %d tries\n",
+	       mem_name[r->mem], r->name, t);
 	return 0;
+}
+
+/* 2 free huge pages, which root may add (main() restores the pool) */
+static bool find_huge_pages(void)
+{
+	long free_, resv, nr;
+
+	if (read_long(HUGE_POOL "free_hugepages", &free_, 10) ||
+	    read_long(HUGE_POOL "resv_hugepages", &resv, 10) ||
+	    read_long(HUGE_POOL "nr_hugepages", &nr, 10))
+		return false;
+	return free_ - resv >= 2 ||
+	       (!write_long(HUGE_POOL "nr_hugepages", nr + 2, 10) &&
+		!read_long(HUGE_POOL "free_hugepages", &free_, 10) && free_ - resv >= 2);
+}
+
+static long core_of(int cpu)
+{
+	char path[80];
+	long core = -1;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+	read_long(path, &core, 10);
+	return core;
+}
+
+/*
+ * pick_online_cpu() for the main thread, then other CPUs, of other cores
+ * first: a core's SMT threads share its TLB, and would hide a local flush.
+ */
+static int pick_cpus(void)
+{
+	int nr = get_nprocs_conf(), cpu, round;
+	size_t size = CPU_ALLOC_SIZE(nr);
+	cpu_set_t *set = CPU_ALLOC(nr);
+
+	cpus[0] = pick_online_cpu();
+	nr_cpus = 1;
+	if (!set || cpus[0] < 0 || sched_getaffinity(0, size, set))
+		nr_cpus = -1;
+	for (round = 0; round < 2 && nr_cpus > 0; round++)
+		for (cpu = 0; cpu < nr && nr_cpus < 3; cpu++)
+			if (cpu != cpus[0] && CPU_ISSET_S(cpu, size, set) &&
+			    (round || core_of(cpu) != core_of(cpus[0]))) {
+				cpus[nr_cpus++] = cpu;
+				CPU_CLR_S(cpu, size, set);
+			}
+	CPU_FREE(set);
+	return nr_cpus;
 }
 
 static int test_stale(void)
 {
-	int cpus[2], ceiling = 33, local_ceiling = 256, failed = 0, t, op;
-	const char *no_thp, *no_shmem_thp, *no_hugetlb;
-	size_t small[6], shared[2], thp, memfd_len, huge_size = 0;
-	unsigned long huge_need = 0;
-	pthread_t thread;
-	unsigned int i;
+	struct sigaction sa = { .sa_sigaction = fault, .sa_flags = SA_SIGINFO | SA_NODEFER };
+	int failed = 0, threads;
+	unsigned int i, op;
 	bool hash;
 
 	SKIP_IF_MSG(using_hash_mmu(&hash) || hash, "radix MMU not in use");
-	SKIP_IF_MSG(tlbie_pick_cpus(cpus) < 2, "needs two CPUs");
+	FAIL_IF(pick_cpus() < 0);
+	SKIP_IF_MSG(nr_cpus < 2, "needs two CPUs");
+	printf("main thread on CPU %d, reader on %d\n", cpus[0], cpus[1]);
 	page_size = sysconf(_SC_PAGESIZE);
+	per_table = PMD_SPAN / page_size;
 	srandom(time(NULL) ^ getpid());
-	read_debugfs_int(TLBIE_GLOBAL_CEILING, &ceiling);
-	read_debugfs_int(TLBIE_LOCAL_CEILING, &local_ceiling);
-	printf("ceilings: global %d, local %d pages\n", ceiling, local_ceiling);
-	small[0] = 1;
-	small[1] = 2;
-	small[2] = ceiling ? ceiling : 1;
-	small[3] = ceiling + 1;
-	small[4] = 2 * TLBIE_PMD_SPAN / page_size + 3;
-	small[5] = local_ceiling + 1;
-	for (i = 0; i < ARRAY_SIZE(small); i++)
-		small[i] *= page_size;
-	shared[0] = 2 * TLBIE_PMD_SPAN + 3 * page_size;
-	shared[1] = SHARED_TABLES * TLBIE_PMD_SPAN;
-	thp = 2 * TLBIE_PMD_SPAN + 3 * page_size;
-	memfd_len = TLBIE_PMD_SPAN + 3 * page_size;
-
-	no_thp = thp_unavailable("enabled");
-	no_shmem_thp = thp_unavailable("shmem_enabled");
-	no_hugetlb = hugetlb_unavailable(&huge_need, &huge_size);
-	if (no_thp)
-		printf("thp cases not measured: %s\n", no_thp);
-	if (no_shmem_thp)
-		printf("shmem_thp cases not measured: %s\n", no_shmem_thp);
+	read_debugfs_int("powerpc/tlb_single_page_flush_ceiling", &ceiling_pages[GLOBAL_CEIL]);
+	read_debugfs_int("powerpc/tlb_local_single_page_flush_ceiling", &ceiling_pages[LOCAL_CEIL]);
+	printf("ceilings: global %d, local %d pages\n", ceiling_pages[GLOBAL_CEIL],
+	       ceiling_pages[LOCAL_CEIL]);
+	no_hugetlb = !find_huge_pages();
 	if (no_hugetlb)
-		printf("hugetlb cases not measured: %s\n", no_hugetlb);
+		printf("hugetlb rows not measured: too few free 2MB huge pages\n");
+	proc_mem = open("/proc/self/mem", O_RDWR);
+	SKIP_IF_MSG(proc_mem < 0, "cannot open /proc/self/mem to write new data");
+	FAIL_IF(pipe(wake_pipe));
+	pagemap = open("/proc/self/pagemap", O_RDONLY);
+	kpagecount = open("/proc/kpagecount", O_RDONLY);	/* root's */
+	kpageflags = open("/proc/kpageflags", O_RDONLY);
+	watchable = kpagecount >= 0 && kpageflags >= 0 && pagemap >= 0 && nr_cpus > 2;
+	if (!watchable)
+		printf("rmap not watched: needs root, /proc/kpagecount, kpageflags and 3 CPUs\n");
 
-	push_signal_handler(SIGSEGV, fault);
-	push_signal_handler(SIGBUS, fault);
-	FAIL_IF(tlbie_bind_cpu(cpus[0]));
-
-	for (t = 0; t < 2; t++) {
-		if (t == 1) {
-			set_phase(IDLE);
-			FAIL_IF(pthread_create(&thread, NULL, reader, (void *)(long)cpus[1]));
-			while (!__atomic_load_n(&reader_bound, __ATOMIC_ACQUIRE))
-				sched_yield();
-			FAIL_IF_MSG(reader_bound < 0, "the reader cannot bind to its CPU");
-		}
-		for (op = OP_MUNMAP; op <= OP_PROT_NONE; op++)
-			for (i = 0; i < ARRAY_SIZE(small); i++)
-				failed |= one(PRIVATE, op, small[i], t);
-		for (i = 0; i < ARRAY_SIZE(shared); i++) {
-			failed |= one(SHM, OP_SHMDT, shared[i], t);
-			failed |= one(SHARED, OP_MUNMAP, shared[i], t);
-		}
-		failed |= one(MEMFD, OP_MUNMAP, memfd_len, t);
-		failed |= one(MEMFD, OP_TRUNCATE, memfd_len, t);
-		failed |= one(MEMFD, OP_PUNCH, memfd_len, t);
-		for (op = OP_MUNMAP; !no_thp && op <= OP_PROT_NONE; op++)
-			failed |= one(THP, op, thp, t);
-		if (!no_shmem_thp)
-			failed |= one(SHMEM_THP, OP_MUNMAP, thp, t);
-		for (op = OP_MUNMAP; !no_hugetlb && op <= OP_PROT_NONE; op++)
-			failed |= one(HUGETLB, op, huge_need * huge_size, t);
-	}
-	set_phase(QUIT);
-	pthread_join(thread, NULL);
-	tlbie_restore_files();
-
+	guard_page = mmap(NULL, page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	FAIL_IF(guard_page == MAP_FAILED);
+	FAIL_IF(sigaction(SIGSEGV, &sa, NULL) || sigaction(SIGBUS, &sa, NULL));
+	FAIL_IF(bind_to_cpu(cpus[0]) < 0);
+	/* Without the reader first: flushes are local until a thread has run */
+	for (threads = 0; threads < 2; threads++)
+		for (i = 0; i < ARRAY_SIZE(rows); i++)
+			for (op = 1; op < OP_END; op <<= 1)
+				if (rows[i].ops & op)
+					failed |= run_row(&rows[i], op, threads);
 	FAIL_IF(failed);
 	return 0;
 }
 
 int main(void)
 {
-	return test_harness(test_stale, "tlbie_stale");
+	long nr = -1;
+	int rc;
+
+	read_long(HUGE_POOL "nr_hugepages", &nr, 10);
+	rc = test_harness(test_stale, "tlbie_stale");
+	if (nr >= 0 && !geteuid())
+		write_long(HUGE_POOL "nr_hugepages", nr, 10);
+	return rc;
 }
