@@ -317,29 +317,40 @@ int tlbie_bind(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-static pthread_t sibling;
-static int sibling_cpu, sibling_tid, sibling_stop;
+/* The spinning threads, stopped newest first */
+static struct sibling {
+	pthread_t thread;
+	int cpu, tid, stop;
+} siblings[TLBIE_MAX_SIBLINGS];
+static int nr_siblings;
 
 static void *spin(void *arg)
 {
+	struct sibling *s = arg;
+
 	/* Running there: the mm is in its mm_cpumask */
-	__atomic_store_n(&sibling_tid, tlbie_bind(sibling_cpu) ? -1 : syscall(SYS_gettid),
+	__atomic_store_n(&s->tid, tlbie_bind(s->cpu) ? -1 : syscall(SYS_gettid),
 			 __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&sibling_stop, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
 		;
-	return arg;
+	return NULL;
 }
 
 int tlbie_sibling_start(int cpu)
 {
-	sibling_cpu = cpu;
-	sibling_tid = 0;
-	sibling_stop = 0;
-	if (pthread_create(&sibling, NULL, spin, NULL))
+	struct sibling *s = &siblings[nr_siblings];
+
+	if (nr_siblings == TLBIE_MAX_SIBLINGS)
 		return -1;
-	while (!__atomic_load_n(&sibling_tid, __ATOMIC_ACQUIRE))
+	s->cpu = cpu;
+	s->tid = 0;
+	s->stop = 0;
+	if (pthread_create(&s->thread, NULL, spin, s))
+		return -1;
+	nr_siblings++;
+	while (!__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE))
 		sched_yield();
-	if (sibling_tid > 0)
+	if (s->tid > 0)
 		return 0;
 	tlbie_sibling_stop();
 	return -1;
@@ -347,13 +358,17 @@ int tlbie_sibling_start(int cpu)
 
 void tlbie_sibling_stop(void)
 {
+	struct sibling *s;
 	char path[64];
 
-	__atomic_store_n(&sibling_stop, 1, __ATOMIC_RELEASE);
-	pthread_join(sibling, NULL);
+	if (!nr_siblings)
+		return;
+	s = &siblings[--nr_siblings];
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(s->thread, NULL);
 	/* pthread_join() returns before the thread has dropped the mm */
-	snprintf(path, sizeof(path), "/proc/self/task/%d", sibling_tid);
-	while (sibling_tid > 0 && !access(path, F_OK))
+	snprintf(path, sizeof(path), "/proc/self/task/%d", s->tid);
+	while (s->tid > 0 && !access(path, F_OK))
 		sched_yield();
 }
 

@@ -84,9 +84,13 @@ const char *tlbie_global_unavailable(void);
 int tlbie_usable_cpus(int *cpu, int max);
 /* Binds the calling thread to @cpu, quietly: 0 or -1 */
 int tlbie_bind(int cpu);
-/* A thread spinning on @cpu: this mm's flushes are global */
+/*
+ * A thread spinning on @cpu, besides those already started (at most
+ * TLBIE_MAX_SIBLINGS): this mm's flushes are global
+ */
+#define TLBIE_MAX_SIBLINGS	3
 int tlbie_sibling_start(int cpu);
-/* Returns once the thread has left the mm */
+/* Stops the newest; returns once it has left the mm */
 void tlbie_sibling_stop(void);
 
 /* AnonHugePages of this process, in kB */

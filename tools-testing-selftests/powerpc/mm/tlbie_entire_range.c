@@ -12,14 +12,16 @@
  * takes fewer instructions than its pages.
  *
  * Each row is a zap of one shape, in a process with a thread spinning on
- * another CPU (tlbie) or single-threaded (tlbiel), and the flushes it must
- * issue, counted with the powerpc:tlbie tracepoint: dense batches by PID,
+ * another CPU (tlbie; two or three for the rule's bound on the threads a
+ * whole-PID flush costs a refill) or single-threaded (tlbiel), and the
+ * flushes it must issue, counted with the powerpc:tlbie tracepoint: dense batches by PID,
  * and as before the rule, sparse or small batches, zaps of one page table,
  * the flush at a zap's end, gathers without a range, a zap of part of a
  * VMA or of a file (in two processes), POWER9's local flushes; ranges and
  * batches at the ceiling and at half of it; the errata fix-ups of every
  * whole-PID tlbie. The rows flushed by PID, and a reap's gather flushed
- * when full, fail on v7.3-rc7, which flushes their pages one by one.
+ * when full, fail on v7.3-rc7, which flushes their pages one by one; the
+ * row with three other threads on a rule without the bound.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -82,6 +84,7 @@ struct row {
 	enum zap_op op;
 	unsigned short skip, len;	/* the op's pages after the first's start (0: all) */
 	bool local;			/* single-threaded */
+	unsigned char threads;		/* other threads, on CPUs of their own (0: 1) */
 	bool second;			/* MEMFD: another process maps it too */
 	enum isa isa;
 	const char *knob, *val;		/* set for the row, after the defaults */
@@ -207,6 +210,14 @@ static const struct row rows[] = {
 	{ .name = "shmdt_64M_rule_off", .seg = { { .kind = SEG_SHM, .pages = 1024 } },
 	  .op = OP_UNMAP, .knob = TLBIE_BATCH_RULE, .val = "N", .pid = 1, .page = 1024,
 	  .pwc = 1 },
+	/*
+	 * The rule only for an mm of at most 2 other threads (mm_users 3,
+	 * RADIX_BATCH_MAX_OTHER_THREADS): by PID with 2, per page with 3
+	 */
+	{ .name = "shmdt_64M_2_other_threads", .seg = { { .kind = SEG_SHM, .pages = 1024 } },
+	  .op = OP_UNMAP, .threads = 2, .pid = 33, .pwc = 1 },
+	{ .name = "shmdt_64M_3_other_threads", .seg = { { .kind = SEG_SHM, .pages = 1024 } },
+	  .op = OP_UNMAP, .threads = 3, .pid = 1, .page = 1024, .pwc = 1 },
 
 	/*
 	 * Local, each batch weighed against the local ceiling: above half of
@@ -247,7 +258,7 @@ static const struct row rows[] = {
 };
 
 static long page_size;
-static int unmeasured, other_cpu;
+static int unmeasured, cpus[TLBIE_MAX_SIBLINGS + 1], nr_cpus;
 static bool have_rule;
 
 struct area {
@@ -354,7 +365,7 @@ static int second_mapper(struct area *a, size_t pages)
 		return -1;
 	a->child = fork();
 	if (!a->child) {
-		for (i = 0; !tlbie_bind(other_cpu) && i < pages; i++)
+		for (i = 0; !tlbie_bind(cpus[1]) && i < pages; i++)
 			a->p[i * page_size] = 2;
 		ok = i == pages;
 		if (write(pipefd[1], &ok, 1) == 1)
@@ -543,20 +554,33 @@ static int run_row(const struct row *r)
 
 static int run_rows(bool local, bool v31)
 {
-	int failed = 0;
-	unsigned int i;
+	const struct row *r;
+	int failed = 0, n;
 
-	for (i = 0; i < ARRAY_SIZE(rows); i++)
-		if (rows[i].local == local &&
-		    (rows[i].isa == ISA_ANY || rows[i].isa == (v31 ? ISA_V31 : ISA_V30)))
-			failed |= run_row(&rows[i]);
+	for (r = rows; r < rows + ARRAY_SIZE(rows); r++) {
+		if (r->local != local || (r->isa != ISA_ANY && r->isa != (v31 ? ISA_V31 : ISA_V30)))
+			continue;
+		if (r->threads >= nr_cpus) {
+			printf("%s: not measured: needs %d CPUs\n", r->name, r->threads + 1);
+			unmeasured++;
+			continue;
+		}
+		/* Beside the thread on cpus[1], while the row runs */
+		for (n = 1; n < r->threads && !tlbie_sibling_start(cpus[n + 1]); n++)
+			;
+		if (n < r->threads)
+			printf("%s: no thread on CPU %d: FAIL\n", r->name, cpus[n + 1]);
+		failed |= n < r->threads ? 1 : run_row(r);
+		while (n-- > 1)
+			tlbie_sibling_stop();
+	}
 	return failed;
 }
 
 static int test_entire_range(void)
 {
 	bool v31 = have_hwcap2(PPC_FEATURE2_ARCH_3_1);
-	int cpu[2], failed = 0;
+	int failed = 0;
 	const char *why;
 	char buf[16];
 
@@ -569,16 +593,16 @@ static int test_entire_range(void)
 		    "4K pages: a page table's 512 pages are above the ceiling anyway");
 	SKIP_IF_MSG(read_debugfs_file(TLBIE_GLOBAL_CEILING, buf, sizeof(buf) - 1),
 		    "cannot read the flush ceilings in debugfs");
-	SKIP_IF_MSG(tlbie_usable_cpus(cpu, 2) < 2, "needs two CPUs");
+	nr_cpus = tlbie_usable_cpus(cpus, ARRAY_SIZE(cpus));
+	SKIP_IF_MSG(nr_cpus < 2, "needs two CPUs");
 	have_rule = !read_debugfs_file(TLBIE_BATCH_RULE, buf, sizeof(buf) - 1);
-	other_cpu = cpu[1];
-	FAIL_IF(tlbie_bind(cpu[0]));
+	FAIL_IF(tlbie_bind(cpus[0]));
 
 	why = tlbie_global_unavailable();
 	if (why) {
 		printf("global rows not measured: %s\n", why);
 	} else {
-		FAIL_IF(tlbie_sibling_start(cpu[1]));
+		FAIL_IF(tlbie_sibling_start(cpus[1]));
 		failed |= run_rows(false, v31);
 		tlbie_sibling_stop();
 	}
