@@ -36,21 +36,26 @@
  * only adds), with spread= the difference to the one with the most:
  *
  * x86: "precedent: op=NAME mib=N full=F ranged=R ranged_pages=P remote=X
- *       remote_full=.. remote_ranged=.. remote_pages=.. ipi=.. noop=..
+ *       remote_full=.. remote_pages=.. ipi=.. ipi_full=.. ipi_pages=..
  *       other=.. iters=.. spread=.."
  *   from tlb:tlb_flush (include/trace/events/tlb.h; arch/x86/mm/tlb.c):
  *   flush_tlb_mm_range() makes a range of more than
- *   tlb_single_page_flush_ceiling (33) pages a full flush (TLB_FLUSH_ALL)
- *   and runs flush_tlb_func() on every CPU that must flush, which traces
- *   "pages" (-1 for a full flush, the number of pages flushed one by one,
- *   or 0 when that CPU was already up to date) with the reason
- *   TLB_LOCAL_MM_SHOOTDOWN (3) on the CPU that asked and
- *   TLB_REMOTE_SHOOTDOWN (1) on the others; native_flush_tlb_multi()
- *   traces TLB_REMOTE_SEND_IPI (4) once per request to other CPUs.
- *   full, ranged and ranged_pages are the operating CPU's reason-3 events
- *   (noop: its pages == 0 ones), remote the reason-1 events, ipi the
- *   reason-4 ones, other the reason-1/3 events of tasks not ours (on an
- *   idle CPU still in the mm's cpumask, or another process's).
+ *   tlb_single_page_flush_ceiling (33) strides a full flush
+ *   (TLB_FLUSH_ALL) and runs flush_tlb_func() on every CPU that must
+ *   flush, which traces "pages" with the reason TLB_LOCAL_MM_SHOOTDOWN
+ *   (3) on the CPU that asked and TLB_REMOTE_SHOOTDOWN (1) on the others:
+ *   -1 for a full flush, else (end - start) >> stride_shift, the
+ *   invalidations of a ranged flush (its loop makes at least one; a
+ *   flush of freed page tables has a 2MB stride, so a 4K range of them
+ *   reads 0), or 0 where that CPU was already up to date. Once per request
+ *   to other CPUs native_flush_tlb_multi() traces TLB_REMOTE_SEND_IPI (4)
+ *   with the range in 4K pages, whatever the stride.
+ *   full, ranged and ranged_pages: the operating CPU's reason-3 events
+ *   (pages -1; pages >= 0, and their sum); remote, remote_full,
+ *   remote_pages: the reason-1 events; ipi, ipi_full, ipi_pages: the
+ *   reason-4 ones; other: the reason-1/3 events of tasks not ours (an
+ *   idle CPU still in the mm's cpumask, or another process), which are
+ *   not in full, ranged or the remote counts.
  *
  * powerpc: "precedent: op=NAME mib=N tlbie=T pid=P page=G tlbiel=L
  *       tlbiel_pid=LP fixup=F iters=.. spread=.."
@@ -161,9 +166,9 @@ static void print_file(const char *label, const char *path)
 /* The counts of one operation */
 struct counts {
 	/* x86: the operating CPU's flushes, the others', the requests */
-	unsigned long full, ranged, ranged_pages, noop;
-	unsigned long remote, remote_full, remote_ranged, remote_pages;
-	unsigned long ipi, other;
+	unsigned long full, ranged, ranged_pages;
+	unsigned long remote, remote_full, remote_pages;
+	unsigned long ipi, ipi_full, ipi_pages, other;
 	/* powerpc */
 	unsigned long tlbie, pid, page, tlbiel, tlbiel_pid, fixup;
 	unsigned long events;	/* every event recorded, for the minimum */
@@ -184,32 +189,32 @@ static void count_event(struct counts *c, const char *ev, long tid)
 
 	if (!p || !r || sscanf(p, "pages:%ld", &pages) != 1 || sscanf(r, "(%d)", &reason) != 1)
 		die("cannot parse tlb_flush event \"%s\"", ev);
+	if ((reason == 1 || reason == 3) && !ours(tid)) {
+		c->other++;
+		return;
+	}
 	switch (reason) {
 	case 3:		/* TLB_LOCAL_MM_SHOOTDOWN */
-		if (!ours(tid)) {
-			c->other++;
-		} else if (pages == -1) {
+		if (pages == -1) {
 			c->full++;
-		} else if (pages == 0) {
-			c->noop++;
 		} else {
 			c->ranged++;
 			c->ranged_pages += pages;
 		}
 		break;
 	case 1:		/* TLB_REMOTE_SHOOTDOWN */
-		if (!ours(tid))
-			c->other++;
 		c->remote++;
-		if (pages == -1) {
+		if (pages == -1)
 			c->remote_full++;
-		} else if (pages > 0) {
-			c->remote_ranged++;
+		else
 			c->remote_pages += pages;
-		}
 		break;
 	case 4:		/* TLB_REMOTE_SEND_IPI */
 		c->ipi++;
+		if (pages == -1)
+			c->ipi_full++;
+		else
+			c->ipi_pages += pages;
 		break;
 	}
 }
@@ -320,8 +325,8 @@ static void print_counts(const char *tag, const char *op, unsigned long mib, con
 #if X86
 	printf(" full=%lu ranged=%lu ranged_pages=%lu remote=%lu", c->full, c->ranged,
 	       c->ranged_pages, c->remote);
-	printf(" remote_full=%lu remote_ranged=%lu remote_pages=%lu ipi=%lu noop=%lu other=%lu",
-	       c->remote_full, c->remote_ranged, c->remote_pages, c->ipi, c->noop, c->other);
+	printf(" remote_full=%lu remote_pages=%lu ipi=%lu ipi_full=%lu ipi_pages=%lu other=%lu",
+	       c->remote_full, c->remote_pages, c->ipi, c->ipi_full, c->ipi_pages, c->other);
 #else
 	printf(" tlbie=%lu pid=%lu page=%lu tlbiel=%lu tlbiel_pid=%lu fixup=%lu", c->tlbie, c->pid,
 	       c->page, c->tlbiel, c->tlbiel_pid, c->fixup);
