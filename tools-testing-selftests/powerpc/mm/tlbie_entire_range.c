@@ -75,7 +75,11 @@ struct seg {
 	unsigned char kind, vmas, read, every, period;
 	unsigned short pages;
 	short only;
-	unsigned short file, off;	/* MEMFD: the file's pages, the mapping's offset */
+	/*
+	 * MEMFD: the file's pages, the mapping's offset; a later MEMFD
+	 * segment maps the same file (at the next offset: one VMA)
+	 */
+	unsigned short file, off;
 };
 
 struct row {
@@ -108,8 +112,8 @@ static const struct row rows[] = {
 	{ .name = "dontneed_64M_and_5_pages", .seg = { { .kind = SEG_SHARED, .pages = 1029 } },
 	  .op = OP_DONTNEED, .pid = 32, .page = 5 },
 	{ .name = "dontneed_64M_2_a_table_then_20",
-	  .seg = { { .kind = SEG_SHARED, .pages = 1024, .every = 2 },
-		   { .kind = SEG_SHARED, .pages = 20 } },
+	  .seg = { { .kind = SEG_MEMFD, .pages = 1024, .every = 2, .file = 1044 },
+		   { .kind = SEG_MEMFD, .pages = 20, .file = 1044, .off = 1024 } },
 	  .op = OP_DONTNEED, .pid = 1, .page = 64 },
 	/*
 	 * A batch spans its first to last page, more than half the ceiling
@@ -124,8 +128,8 @@ static const struct row rows[] = {
 	  .op = OP_DONTNEED, .pid = 29, .page = 3 },
 	/* Pages gathered after a forced batch: flushed at the end, on their own */
 	{ .name = "dontneed_2M_dirty_then_20_clean",
-	  .seg = { { .kind = SEG_SHARED, .pages = TABLE_PAGES },
-		   { .kind = SEG_SHARED, .pages = 20, .read = 1 } },
+	  .seg = { { .kind = SEG_MEMFD, .pages = TABLE_PAGES, .file = 52 },
+		   { .kind = SEG_MEMFD, .pages = 20, .read = 1, .file = 52, .off = 32 } },
 	  .op = OP_DONTNEED, .pid = 1, .page = 20 },
 	/* A hugetlb VMA restarts the gather with the call's range */
 	{ .name = "dontneed_hugetlb_then_64M",
@@ -293,7 +297,8 @@ static int map_seg(const struct seg *s, char *p, int *fd)
 			return -1;
 		break;
 	case SEG_MEMFD:
-		*fd = memfd_create("tlbie_entire_range", 0);
+		if (*fd < 0)
+			*fd = memfd_create("tlbie_entire_range", 0);
 		if (*fd < 0 || ftruncate(*fd, s->file * page_size) ||
 		    mmap(p, len, prot, MAP_SHARED | MAP_FIXED, *fd,
 			 s->off * page_size) == MAP_FAILED)
