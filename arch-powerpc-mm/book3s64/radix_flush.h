@@ -63,27 +63,33 @@ static inline bool radix_batch_flush_pid_wanted(unsigned long nr_pages,
 }
 
 /*
- * The most other threads of an mm that the batch rule lets a whole-PID
- * flush cost a refill: each can lose up to the time between two batches
- * of the zap refilling what it held, and with three such threads that can
- * outweigh the per-page tlbie the flush saves (in a model of the POWER9
- * and POWER10 TLBs, with 256MB working sets of 64K pages).
+ * The most users of an mm, besides the task that zaps it, that the batch
+ * rule lets a whole-PID flush cost a refill: each can lose up to the time
+ * between two batches of the zap refilling what it held, and at 200 cycles
+ * a refill three can outweigh the per-page tlbie the flush saves (a 64MB
+ * hole punch, 256MB working sets of 64K pages, in a model of the POWER10
+ * TLB).
  */
 #define RADIX_BATCH_MAX_OTHER_THREADS	2
 
 /**
  * radix_batch_rule_on - may the batches of this mm's zaps flush the PID?
  * @enabled:   the debugfs switch powerpc/tlb_batch_flush_pid
- * @users:     the mm's mm_users (its threads, and any kernel references)
+ * @users:     the mm's mm_users (its threads, and any kernel references,
+ *             which only turn the rule off)
+ * @in_mm:     the zapping task is one of them (current->mm == mm; not so
+ *             for a truncation from another process, or the OOM reaper)
  * @escalated: its whole-PID flushes also flush the page walk and process
  *             table caches (mm_needs_flush_escalation(): POWER9 with a
  *             coprocessor attached), which the rule does not price
  *
  * Return: true if radix_batch_flush_pid_wanted() may decide its batches.
  */
-static inline bool radix_batch_rule_on(bool enabled, int users, bool escalated)
+static inline bool radix_batch_rule_on(bool enabled, int users, bool in_mm,
+				       bool escalated)
 {
-	return enabled && !escalated && users <= 1 + RADIX_BATCH_MAX_OTHER_THREADS;
+	return enabled && !escalated &&
+	       users - in_mm <= RADIX_BATCH_MAX_OTHER_THREADS;
 }
 
 /**

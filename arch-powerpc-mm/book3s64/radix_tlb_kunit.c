@@ -192,17 +192,20 @@ struct rule_case {
 	const char *what;
 	bool enabled;
 	int users;
+	bool in_mm;
 	bool escalated;
 	bool on;
 };
 
 static const struct rule_case rule_cases[] = {
-	{ "one thread",                  true,  1, false, true },
-	{ "two other threads",           true,  3, false, true },
-	{ "three other threads",         true,  4, false, false },
-	{ "switched off",                false, 1, false, false },
-	{ "coprocessor, one thread",     true,  1, true,  false },
-	{ "coprocessor, two threads",    true,  2, true,  false },
+	{ "one thread",                  true,  1, true,  false, true },
+	{ "two other threads",           true,  3, true,  false, true },
+	{ "three other threads",         true,  4, true,  false, false },
+	{ "other process, two users",    true,  2, false, false, true },
+	{ "other process, three users",  true,  3, false, false, false },
+	{ "switched off",                false, 1, true,  false, false },
+	{ "coprocessor, one thread",     true,  1, true,  true,  false },
+	{ "coprocessor, two threads",    true,  2, true,  true,  false },
 };
 
 static void rule_case_desc(const struct rule_case *c, char *desc)
@@ -216,7 +219,8 @@ static void radix_batch_rule_test(struct kunit *test)
 {
 	const struct rule_case *c = test->param_value;
 
-	KUNIT_EXPECT_EQ(test, radix_batch_rule_on(c->enabled, c->users, c->escalated), c->on);
+	KUNIT_EXPECT_EQ(test, radix_batch_rule_on(c->enabled, c->users, c->in_mm,
+						  c->escalated), c->on);
 }
 
 static struct kunit_case radix_flush_test_cases[] = {
