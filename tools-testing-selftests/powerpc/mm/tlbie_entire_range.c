@@ -12,20 +12,22 @@
  * takes fewer instructions than its pages.
  *
  * Each row is a zap of one shape, in a process with a thread spinning on
- * another CPU (tlbie; two or three for the rule's bound on the threads a
+ * another CPU (tlbie; two or three for the rule's bound on the users a
  * whole-PID flush costs a refill) or single-threaded (tlbiel), and the
- * flushes it must issue, counted with the powerpc:tlbie tracepoint: dense batches by PID,
- * and as before the rule, sparse or small batches, zaps of one page table,
- * the flush at a zap's end, gathers without a range, a zap of part of a
- * VMA or of a file (in two processes), POWER9's local flushes; ranges and
- * batches at the ceiling and at half of it; the errata fix-ups of every
- * whole-PID tlbie. The rows flushed by PID, and a reap's gather flushed
- * when full, fail on v7.3-rc7, which flushes their pages one by one; the
- * row with three other threads on a rule without the bound.
+ * flushes it must issue, counted with the powerpc:tlbie tracepoint: dense
+ * batches by PID, and as before the rule, sparse or small batches, zaps
+ * of one page table, the flush at a zap's end, gathers without a range, a
+ * zap of part of a VMA or of a file (in two processes), POWER9's local
+ * flushes; ranges and batches at the ceiling and at half of it; the errata
+ * fix-ups of every whole-PID tlbie. The rows flushed by PID, and a reap's
+ * gather flushed when full, fail on v7.3-rc7, which flushes their pages
+ * one by one; the rows of an mm with three other users (three threads, or
+ * a second process's three) on a rule without the bound.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +91,7 @@ struct row {
 	unsigned short skip, len;	/* the op's pages after the first's start (0: all) */
 	bool local;			/* single-threaded */
 	unsigned char threads;		/* other threads, on CPUs of their own (0: 1) */
-	bool second;			/* MEMFD: another process maps it too */
+	unsigned char second;		/* MEMFD: another process maps it, its users */
 	enum isa isa;
 	const char *knob, *val;		/* set for the row, after the defaults */
 	/* Whole-PID flushes of the TLB, per-page invalidations, PWC flushes */
@@ -159,7 +161,11 @@ static const struct row rows[] = {
 	  .op = OP_TRUNCATE, .pid = 32 },
 	{ .name = "memfd_truncate_64M_2_processes",
 	  .seg = { { .kind = SEG_MEMFD, .pages = 1024, .file = 1024 } },
-	  .op = OP_TRUNCATE, .second = true, .pid = 64 },
+	  .op = OP_TRUNCATE, .second = 1, .pid = 64 },
+	/* Its mm with three users, none the zapping task: above the bound */
+	{ .name = "memfd_truncate_64M_2_processes_3_users",
+	  .seg = { { .kind = SEG_MEMFD, .pages = 1024, .file = 1024 } },
+	  .op = OP_TRUNCATE, .second = 3, .pid = 32, .page = 1024 },
 	{ .name = "memfd_punch_128M_64M_mapped",
 	  .seg = { { .kind = SEG_MEMFD, .pages = 1024, .file = 2048, .off = 512 } },
 	  .op = OP_PUNCH, .pid = 32 },
@@ -354,15 +360,23 @@ static int hold_dying_child(struct area *a)
 	return status >> 8 == (SIGTRAP | PTRACE_EVENT_EXIT << 8) ? 0 : -1;
 }
 
+static void *idle(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
 /*
- * A second process that maps the file (from the fork) and writes all its
- * pages from the other CPU: its mm has run on both, so the zap flushes its
- * PID with tlbie from here
+ * A second process that maps the file (from the fork), with @users - 1
+ * idle threads, and writes all its pages from the other CPU: its mm has
+ * run on both, so the zap flushes its PID with tlbie from here
  */
-static int second_mapper(struct area *a, size_t pages)
+static int second_mapper(struct area *a, size_t pages, int users)
 {
 	struct tlbie_counts c;
 	int pipefd[2];
+	pthread_t t;
 	char ok = 0;
 	size_t i;
 
@@ -370,6 +384,9 @@ static int second_mapper(struct area *a, size_t pages)
 		return -1;
 	a->child = fork();
 	if (!a->child) {
+		while (--users > 0)
+			if (pthread_create(&t, NULL, idle, NULL))
+				_exit(1);
 		for (i = 0; !tlbie_bind(cpus[1]) && i < pages; i++)
 			a->p[i * page_size] = 2;
 		ok = i == pages;
@@ -425,7 +442,7 @@ static int build(const struct row *r, struct area *a)
 			return rc;
 	}
 	if (r->second)
-		return second_mapper(a, r->seg[0].pages);
+		return second_mapper(a, r->seg[0].pages, r->second);
 	return r->op == OP_REAP ? hold_dying_child(a) : 0;
 }
 
