@@ -253,3 +253,10 @@ tap_end() {
 	echo "# $1: $((n - failed)) passed, $failed failed"
 	[ "$failed" = 0 ]
 }
+
+# A kernel splat line on a console (scripts/check-log's judgement, and
+# scripts/precedent-x86's guests): panic, oops, BUG, WARN(), lockdep,
+# KASAN, UBSAN, hung task, a Call Trace. Plain "WARNING: " messages
+# (pseries nvram at boot) are not WARN()s.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+KERNEL_SPLAT_RE='Kernel panic|Oops[:!]|kernel BUG at|BUG: |WARNING: CPU: [0-9]+ PID: |WARNING: ([^ ]+:[0-9]+ )?at |WARNING: (possible|suspicious|inconsistent|bad unlock|held lock)|\[ cut here \]|Unable to handle kernel|circular locking dependency|KASAN:|UBSAN:|INFO: task .* blocked|Call Trace:'
