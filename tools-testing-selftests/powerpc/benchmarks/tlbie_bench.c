@@ -1,39 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Both sides of the radix batch rule ("powerpc/64s/radix: Flush the PID for
- * the batches of a large zap"): core mm flushes a large zap of shared dirty
- * memory once per page table, and the rule flushes such a batch by PID, not
- * page by page. The operation issues fewer tlbie; the process's other
- * threads refill their TLBs after each batch. This counts both, and with -p
- * prices them on POWER9 and POWER10 hardware: what the rule's bound rests on.
+ * the batches of a large zap"): a large zap of shared dirty memory issues
+ * fewer tlbie, and the other threads refill their TLBs after each whole-PID
+ * flush. This counts both, and with -p prices them on POWER9 and POWER10.
  *
  * Usage: tlbie_bench [-n] [-m] [-p] [-t threads] [-r pages] [-i iterations]
  *		      [-s MiB] [-w pages] WORKLOAD (workloads[])
- * -t N: N - 1 more threads, each on a core of its own, so flushes are
- * global; each walks -r pages of its own in a loop (0: spins). -n: no
- * counting. -m: mark(). -p: pmu_defs[]. No arguments (run_kselftest.sh):
- * -p -t 2 -r 256 -i 4 shm.
- *
- * Prints "bench: LABEL iters=N ns=N [marks=N mark_addr=A] spread=N COUNTS":
- * ns sums the operation's time (on hardware; under QEMU TCG it times the
- * emulator), COUNTS (tlbie_counts_print_fields(), all CPUs) are those of
- * the iteration that issued the fewest invalidations, spread how many more
- * the busiest did (a reschedule point splitting a batch, the mm_cpumask
- * trim, other processes only add); "counts=none (why)" where the
- * tracepoint cannot be used. A first iteration is not counted.
+ * -t N: N - 1 more threads, a core each while there are cores (flushes are
+ * global), each walking -r pages of its own in a loop. -n: no counting. No
+ * arguments: -p -t 2 -r 256 -i 4 shm. Prints "bench: LABEL iters=N ns=N
+ * [marks=N mark_addr=A] spread=N COUNTS": ns times the operations (under
+ * QEMU, the emulator); COUNTS (all CPUs) are those of the iteration with the
+ * fewest invalidations, spread how many more the busiest had. A first
+ * iteration is not counted.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
-#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,11 +39,9 @@ enum { SHMDT, PUNCH, TRUNCATE, REMOVE, DONTNEED, MUNMAP };
 enum { DENSE, PER_PMD, FIRST_PMDS };	/* what -w means */
 
 /*
- * -s MiB of shared memory at a page-table boundary, dirtied: SysV shm
- * detached, or a MAP_SHARED memfd punched, truncated to 0, MADV_REMOVEd,
- * MADV_DONTNEEDed or unmapped; shm_sparse: -w dirty pages per page table;
- * memfd_first: only the first -w page tables dirty (the one sparse shape
- * the rule flushes by PID).
+ * -s MiB of dirty shared memory: SysV shm detached, or a memfd punched,
+ * truncated, MADV_REMOVEd, MADV_DONTNEEDed or unmapped; shm_sparse: -w
+ * dirty pages a page table; memfd_first: the first -w tables only.
  */
 static const struct workload {
 	const char *name;
@@ -71,7 +60,7 @@ static const struct workload {
 
 static const struct workload *wl;
 static unsigned long mib = 64, threads = 2, iterations = 4, ws, w = 1;
-static unsigned long use_counts = 1, use_marks, use_pmu, page_size;
+static unsigned long no_counts, use_counts, use_marks, use_pmu, page_size;
 static unsigned long long ns;		/* in the operation, summed */
 
 static unsigned long long now_ns(void)
@@ -80,32 +69,6 @@ static unsigned long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* @n allowed CPUs on distinct cores (SMT threads share a TLB); how many */
-static int pick_cpus(int *cpus, int n)
-{
-	int ncpus = get_nprocs_conf(), cpu, got = 0, i;
-	cpu_set_t *mask = CPU_ALLOC(ncpus);
-	size_t size = CPU_ALLOC_SIZE(ncpus);
-	long core[MAX_THREADS], id;
-	char path[80];
-
-	if (!mask || sched_getaffinity(0, size, mask))
-		return 0;
-	for (cpu = 0; cpu < ncpus && got < n; cpu++) {
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
-		if (read_long(path, &id, 10))
-			id = -1 - cpu;
-		for (i = 0; i < got && core[i] != id; i++)
-			;
-		if (i == got && CPU_ISSET_S(cpu, size, mask)) {
-			cpus[got] = cpu;
-			core[got++] = id;
-		}
-	}
-	CPU_FREE(mask);
-	return got;
 }
 
 /* The other threads ([0]: the unmapping one) and the operations' epoch */
@@ -133,7 +96,7 @@ static void *worker_fn(void *arg)
 	if (ws)
 		map = mmap(NULL, ws * page_size, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (bind_to_cpu(me->cpu) != me->cpu || map == MAP_FAILED)
+	if (tlbie_bind(me->cpu) || map == MAP_FAILED)
 		exit(1);
 	madvise(map, ws * page_size, MADV_NOHUGEPAGE);	/* a TLB entry a page */
 	for (k = 0; k < ws; k++)
@@ -151,12 +114,9 @@ static void *worker_fn(void *arg)
 }
 
 /*
- * -m (-t 2 or more), for scripts/compare-rpti: a guest without GTSE asks
- * H_RPT_INVALIDATE for its global flushes, which only the hypervisor sees.
- * Iteration k flushes page 2k of this process's slot of marker pages
- * before the operation and page 2k + 1 after it: the requests in between
- * are the operation's, and a marker the mm_cpumask trim flushes locally
- * loses that iteration only.
+ * -m (-t 2 up): a guest without GTSE asks H_RPT_INVALIDATE for its global
+ * flushes, which only the hypervisor sees. Iteration k flushes marker page
+ * 2k before the operation and 2k + 1 after it, at addresses of its own.
  */
 #define TLBIE_MARK_ADDR		0x7e5700000000UL
 #define TLBIE_MARK_PAGES	32
@@ -177,17 +137,11 @@ static void mark(int after)
 }
 
 /*
- * -p: per thread, from the operation to the end of each other thread's
- * first lap after it, the unmapping thread's stall cycles per global tlbie
- * counted (*_per_tlbie; per-page tlbie alone: the base's memfd_*, or
- * shm_sparse -w 16; whole-PID alone: the rule's memfd_*), and the other
- * threads' data TLB misses per iteration (dtlb_misses), cycles per miss
- * (POWER10: the oldest instruction waiting on it; POWER9: table walks,
- * prefetches included) and tlbie snoop cycles (POWER9: snoops) per tlbie
- * and thread. Events needing the same counter take alternate iterations.
- * Codes: tools/perf/pmu-events/arch/powerpc/power10/{pipeline,memory}.json
- * (POWER11 too: mapfile.csv), power9/{translation,other,pipeline}.json,
- * arch/powerpc/perf/power{9,10}-events-list.h.
+ * -p: up to each other thread's first lap after the operation, the zapping
+ * thread's stall cycles per tlbie, and the others' data TLB misses, cycles
+ * a miss (POWER9: table walks) and tlbie snoop cycles (POWER9: snoops) per
+ * tlbie. Events on one counter take alternate iterations. Codes:
+ * tools/perf/pmu-events/arch/powerpc/power{9,10} (POWER11: POWER10's).
  */
 enum { STALL, SYNC, WALK, MISS, SNOOP, NR_ROLES };
 
@@ -233,9 +187,7 @@ static void pmu_open(const char *label)
 				continue;
 			printf("pmu: %s unavailable %s (%#llx): %s\n", label, d->name,
 			       (unsigned long long)d->code, strerror(errno));
-			while (t-- > FIRST(d->role))
-				event_close(&pev[d->role][t]);
-			pdef[d->role] = NULL;
+			pdef[d->role] = NULL;	/* what it opened closes at exit */
 			break;
 		}
 	}
@@ -271,15 +223,10 @@ static void pmu_report(const char *label, double tlbie)
 		}
 		printf(" %s=%.1f", pdef[r]->name, v[r]);
 	}
-	if (tlbie && v[STALL])
-		printf(" stall_per_tlbie=%.1f", v[STALL] / tlbie);
-	if (tlbie && v[SYNC])
-		printf(" sync_per_tlbie=%.1f", v[SYNC] / tlbie);
-	if (v[MISS])
-		printf(" dtlb_misses=%.1f cyc_per_dtlb_miss=%.1f", v[MISS], v[WALK] / v[MISS]);
-	if (tlbie && v[SNOOP])
-		printf(" snoop_per_tlbie=%.1f", v[SNOOP] / (threads - 1) / tlbie);
-	printf("\n");
+	if (tlbie)
+		printf(" stall_per_tlbie=%.1f sync_per_tlbie=%.1f snoop_per_tlbie=%.1f",
+		       v[STALL] / tlbie, v[SYNC] / tlbie, v[SNOOP] / (threads - 1) / tlbie);
+	printf(" cyc_per_dtlb_miss=%.1f\n", v[MISS] ? v[WALK] / v[MISS] : 0);
 	/* Zero where there was something to count: the CPU does not count it */
 	for (r = 0; r < NR_ROLES; r++)
 		if (pdef[r] && !v[r] && (r == WALK || r == MISS ? ws : tlbie))
@@ -305,8 +252,7 @@ static char *map_shared(size_t len, int fd)
 	} else {
 		id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
 		p = id < 0 ? (char *)-1 : shmat(id, p, 0);
-		if (id >= 0)
-			shmctl(id, IPC_RMID, NULL);	/* gone once detached */
+		shmctl(id, IPC_RMID, NULL);	/* gone once detached */
 		if (p == (char *)-1)
 			return NULL;
 	}
@@ -330,8 +276,7 @@ static int run_once(unsigned long iter, struct tlbie_counts *c)
 		memset(p + off, 1, dirty < PMD_SPAN ? dirty : PMD_SPAN);
 	if (c) {
 		mark(0);
-		if (use_pmu)
-			pmu_switch(iter, 1);
+		pmu_switch(iter, 1);	/* no events without -p */
 		if (use_counts && tlbie_count_start())
 			return -1;
 	}
@@ -355,7 +300,7 @@ static int run_once(unsigned long iter, struct tlbie_counts *c)
 	for (i = 1; i < threads; i++)
 		while (__atomic_load_n(&workers[i].done, __ATOMIC_ACQUIRE) != e)
 			;
-	if (c && use_pmu)
+	if (c)
 		pmu_switch(iter, 0);
 	if (fd >= 0) {
 		munmap(p, len);
@@ -380,15 +325,14 @@ static int tlbie_bench(void)
 	void *want;
 
 	n = snprintf(label, sizeof(label), "%s_%luM_%lut", wl->name, mib, threads);
-	if (wl->wfmt)
-		n += snprintf(label + n, sizeof(label) - n, wl->wfmt, w);
+	n += wl->wfmt ? snprintf(label + n, sizeof(label) - n, wl->wfmt, w) : 0;
 	if (ws)
 		snprintf(label + n, sizeof(label) - n, "_r%lu", ws);
-	if (pick_cpus(cpus, threads) < (int)threads) {
+	if (tlbie_usable_cpus(cpus, threads) < (int)threads) {
 		printf("bench: %s skipped=needs_%lu_cores\n", label, threads);
 		return MAGIC_SKIP_RETURN_VALUE;
 	}
-	FAIL_IF(!per || bind_to_cpu(cpus[0]) != cpus[0]);
+	FAIL_IF(!per || tlbie_bind(cpus[0]));
 	for (i = 1; i < threads; i++) {
 		workers[i].cpu = cpus[i];
 		FAIL_IF(pthread_create(&workers[i].thread, NULL, worker_fn, &workers[i]));
@@ -397,7 +341,7 @@ static int tlbie_bench(void)
 	}
 	/* Every CPU, every process: IPIs make other CPUs issue the tlbiel */
 	tlbie_count_set_scope(TLBIE_SCOPE_SYSTEM);
-	if (use_counts)
+	if (!no_counts)
 		why = tlbie_count_unavailable();
 	use_counts = !why;
 	if (use_pmu)
@@ -442,6 +386,7 @@ int main(int argc, char *argv[])
 {
 	static unsigned long *const num[128] = {
 		['t'] = &threads, ['r'] = &ws, ['i'] = &iterations, ['s'] = &mib, ['w'] = &w,
+		['n'] = &no_counts, ['m'] = &use_marks, ['p'] = &use_pmu,
 	};
 	const char *name = "shm";
 	unsigned long i;
@@ -451,12 +396,8 @@ int main(int argc, char *argv[])
 	use_pmu = argc == 1;
 	ws = argc == 1 ? 256 : 0;
 	while ((opt = getopt(argc, argv, "nmpt:r:i:s:w:")) != -1) {
-		if (opt == 'n')
-			use_counts = 0;
-		else if (opt == 'm')
-			use_marks = 1;
-		else if (opt == 'p')
-			use_pmu = 1;
+		if (opt > 0 && opt < 128 && strchr("nmp", opt))
+			*num[opt] = 1;
 		else if (opt < 0 || opt >= 128 || !num[opt] ||
 			 parse_ulong(optarg, strlen(optarg), num[opt], 0))
 			goto usage;
@@ -468,14 +409,14 @@ int main(int argc, char *argv[])
 			wl = &workloads[i];
 	if (!wl || optind != argc || !threads || threads > MAX_THREADS || !iterations ||
 	    iterations > 100000 || !mib || mib > (1UL << 20) || ws > (1UL << 24) ||
-	    (use_marks && threads < 2) || (use_pmu && iterations < 2))
+	    ((use_marks || use_pmu) && threads < 2) || (use_pmu && iterations < 2))
 		goto usage;
 	test_harness_set_timeout(600);
 	return test_harness(tlbie_bench, "tlbie_bench");
 usage:
-	fprintf(stderr, "Usage: %s [-n] [-m] [-p] [-t 1-%d] [-r pages] [-i iterations]", argv[0],
-		MAX_THREADS);
-	fprintf(stderr, " [-s MiB] [-w pages] WORKLOAD\n(-m: -t 2 up; -p: -i 2 up) WORKLOAD:");
+	fprintf(stderr, "Usage: %s [-n] [-m] [-p] [-t 1-%d] [-r pages] [-i iterations] [-s MiB]",
+		argv[0], MAX_THREADS);
+	fprintf(stderr, " [-w pages] WORKLOAD\n(-m, -p: -t 2 up; -p: -i 2 up) WORKLOAD:");
 	for (i = 0; i < ARRAY_SIZE(workloads); i++)
 		fprintf(stderr, " %s", workloads[i].name);
 	fprintf(stderr, "\n");

@@ -1,21 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * With the radix MMU each CPU patches kernel text through a temporary mm
- * of its own, made when the CPU comes online and torn down when it goes
- * offline (text_area_cpu_up_mm(), text_area_cpu_down_mm()). Tearing it
- * down must free its page tables ("powerpc/code-patching: Finish the
- * mmu_gather in put_patching_mm()"): take a CPU offline and
- * online again and check that nr_page_table_pages in /proc/vmstat does
- * not grow with the cycles.
- *
- * A leaking kernel loses the patching mm's PMD and PTE pages, 2 a cycle
- * (198 to 214 in 100 cycles with 64K pages); fixed kernels grew by 0 to 32
- * in 100 cycles (other processes' page tables, per-CPU deltas). So N
- * cycles pass with a growth of up to N pages, halfway, at least MIN_CYCLES
- * (32) of them. The count is read once RCU has freed what the cycles gave
- * back; a failure is measured again, TRIES times in all, within BUDGET
- * seconds of hotplug. main() brings the CPU back online however the test
- * ends.
+ * With radix each CPU patches kernel text through a temporary mm of its
+ * own, made when the CPU comes online and torn down when it goes offline,
+ * which must free its page tables ("powerpc/code-patching: Finish the
+ * mmu_gather in put_patching_mm()"): cycle a CPU offline and online and
+ * check that nr_page_table_pages in /proc/vmstat does not grow with the
+ * cycles. A leak is 2 pages a cycle (198 to 214 in 100 with 64K pages);
+ * fixed kernels grew by 0 to 32 in 100. N cycles (MIN_CYCLES at least)
+ * pass with a growth of up to N pages, read once RCU freed what they gave
+ * back; a failure is measured again, TRIES times within BUDGET seconds of
+ * hotplug. main() brings the CPU back online however the test ends.
  */
 #define _GNU_SOURCE
 #include <errno.h>

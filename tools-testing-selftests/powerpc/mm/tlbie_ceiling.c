@@ -2,18 +2,14 @@
 /*
  * The flush ceilings mean what radix_tlb.c says: a range flush of more
  * than N pages invalidates the whole PID, one of N or fewer goes page by
- * page, so that a small range keeps the rest of the process's TLB on every
- * CPU. N is the global ceiling for tlbie (a thread live on another CPU),
- * the local one for tlbiel (single-threaded).
- *
- * Each row flushes private pages, one page past a page-table boundary so
- * that no page table is freed, with munmap(), MADV_DONTNEED, mprotect()
- * (radix__tlb_flush()) or mremap() (radix__flush_tlb_range()): 1, 2 and
- * 32 pages at the default global ceiling of 33; and N - 1, N and N + 1
- * pages with the scope's ceiling at N = 8 and the other scope's at 32, so
- * that a flush weighed against the wrong scope's ceiling shows. Splitting
- * a THP for an mprotect() of one of its pages flushes the 2MB page (the
- * split's flush_pmd_tlb_range(), its only flush) and the page.
+ * page. N is the global ceiling for tlbie (a thread live on another CPU),
+ * the local one for tlbiel. Each row flushes private pages, one page past
+ * a page-table boundary (no page table freed), with munmap(), DONTNEED,
+ * mprotect() (radix__tlb_flush()) or mremap() (radix__flush_tlb_range()):
+ * 1, 2 and 32 pages at the default global ceiling of 33; N - 1, N and
+ * N + 1 with the scope's ceiling at N = 8 and the other's at 32, so that
+ * the wrong scope's ceiling shows. Splitting a THP for an mprotect() of
+ * one of its pages flushes the 2MB page (flush_pmd_tlb_range()) and the page.
  */
 #define _GNU_SOURCE
 #include <stdio.h>

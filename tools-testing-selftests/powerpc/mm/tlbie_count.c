@@ -293,17 +293,33 @@ const char *tlbie_global_unavailable(void)
 	return buf[0] == 'N' ? "tlbie is disabled (debugfs powerpc/tlbie_enabled)" : NULL;
 }
 
+static long core_of(int cpu)
+{
+	char path[80];
+	long core = -1 - cpu;	/* its own, where sysfs does not say */
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+	read_long(path, &core, 10);
+	return core;
+}
+
 int tlbie_usable_cpus(int *cpu, int max)
 {
-	int nr = get_nprocs_conf(), i, n = 0;
+	int nr = get_nprocs_conf(), i, j, n = 0, round;
 	size_t size = CPU_ALLOC_SIZE(nr);
 	cpu_set_t *set = CPU_ALLOC(nr);
 
 	if (!set || sched_getaffinity(0, size, set))
 		nr = 0;
-	for (i = 0; n < max && i < nr; i++)
-		if (CPU_ISSET_S(i, size, set))
-			cpu[n++] = i;
+	for (round = 0; round < 2; round++)
+		for (i = 0; n < max && i < nr; i++) {
+			for (j = 0; !round && j < n && core_of(cpu[j]) != core_of(i); j++)
+				;
+			if (CPU_ISSET_S(i, size, set) && (round || j == n)) {
+				cpu[n++] = i;
+				CPU_CLR_S(i, size, set);
+			}
+		}
 	CPU_FREE(set);
 	return n;
 }

@@ -67,12 +67,10 @@ struct tlbie_want {
 };
 
 /*
- * 0 if @c holds what @w wants, -1 (fail) below it, 1 (take it again, up to
- * TLBIE_TRIES times) above it or with flushes of the other scope. Counts
- * only gain from what else runs, but where the periodic mm_cpumask trim
- * makes a flush local, and where a reschedule cuts a forced batch in two:
- * then one or two whole-PID flushes become ceiling / 2 + 1 or more
- * per-page ones each.
+ * 0 if @c holds what @w wants, -1 (fail) below it, 1 (again, up to
+ * TLBIE_TRIES times) above it, with flushes of the other scope (the
+ * mm_cpumask trim), or where a reschedule cut one or two forced batches in
+ * two (a whole-PID flush became ceiling / 2 + 1 or more per-page ones).
  */
 int tlbie_judge(const struct tlbie_counts *c, const struct tlbie_want *w);
 #define TLBIE_TRIES	3
@@ -80,14 +78,14 @@ int tlbie_judge(const struct tlbie_counts *c, const struct tlbie_want *w);
 /* Why a global flush does not issue tlbie here, or NULL */
 const char *tlbie_global_unavailable(void);
 
-/* Up to @max CPUs this process may run on, in @cpu; how many */
+/*
+ * Up to @max CPUs this process may run on, in @cpu, one a core first (a
+ * core's SMT threads share its TLB, which hides a local flush); how many
+ */
 int tlbie_usable_cpus(int *cpu, int max);
 /* Binds the calling thread to @cpu, quietly: 0 or -1 */
 int tlbie_bind(int cpu);
-/*
- * A thread spinning on @cpu, besides those already started (at most
- * TLBIE_MAX_SIBLINGS): this mm's flushes are global
- */
+/* A thread spinning on @cpu (TLBIE_MAX_SIBLINGS at most): flushes are global */
 #define TLBIE_MAX_SIBLINGS	3
 int tlbie_sibling_start(int cpu);
 /* Stops the newest; returns once it has left the mm */
@@ -98,10 +96,7 @@ long tlbie_anon_huge_kb(void);
 /* MADV_NOHUGEPAGE, where the kernel has THP */
 int tlbie_nohugepage(void *p, size_t len);
 
-/*
- * The knobs above: saved in main() and restored after test_harness(); a
- * SIGTERM to main() ends the test as the harness's timeout does.
- */
+/* The knobs above, saved in main() and restored after test_harness() (SIGTERM too) */
 int tlbie_set_knob(const char *knob, const char *val);
 void tlbie_knobs_save(void);
 void tlbie_knobs_restore(void);

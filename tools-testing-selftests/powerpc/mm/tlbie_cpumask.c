@@ -1,22 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * mm_cpumask trimming, from Nicholas Piggin's v4.18 series ("reset
- * mm_cpumask for single thread process when possible", "flush remote CPUs
- * out of single-threaded mm_cpumask"): a single-threaded process's flush
- * first has every other CPU in its mm_cpumask flush its whole PID with
- * tlbiel and leave the mask (exit_flush_lazy_tlbs()), then flushes with
- * tlbiel on its own CPU only, where without the trim it would broadcast
- * tlbie to every CPU it ever ran on.
- *
- * Counted for this thread, and on every other CPU for this process's PID
- * (learnt from its own flushes, one bit of RS at a time), a munmap() of
- * PAGES pages must issue:
- *  - after the process ran on the other CPUs: PAGES tlbiel here, and one
- *    whole-PID flush on each of them (128 tlbiel on POWER9);
- *  - single-threaded, again: PAGES tlbiel here, nothing elsewhere;
- *  - with a thread live on another CPU: PAGES tlbie;
- *  - first after that thread's exit: PAGES tlbiel here, and one whole-PID
- *    flush on the thread's CPU; then PAGES tlbiel here only.
+ * mm_cpumask trimming (Nicholas Piggin, v4.18: "reset mm_cpumask for single
+ * thread process when possible", "flush remote CPUs out of single-threaded
+ * mm_cpumask"): a single-threaded process's flush has every other CPU in
+ * its mm_cpumask flush its PID with tlbiel and leave the mask, then flushes
+ * with tlbiel here only. Counted here and, for this PID (learnt one bit of
+ * RS at a time), on every other CPU, a munmap() of PAGES pages issues:
+ * after running on other CPUs, PAGES tlbiel and a whole-PID flush on each
+ * of them (128 tlbiel on POWER9); again, PAGES tlbiel only; with a thread
+ * live elsewhere, PAGES tlbie; first after its exit, PAGES tlbiel and a
+ * whole-PID flush on its CPU, then PAGES tlbiel only.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -179,7 +172,8 @@ static int test_cpumask(void)
 		FAIL_IF(tlbie_event_open(&ev[n + 1], -1, i, filter));
 		others[nr_others++] = i;
 	}
-	FAIL_IF(others[0] != cpu[1] || tlbie_bind(cpu[0]));
+	cpu[1] = others[0];	/* the thread's CPU: one the counts watch */
+	FAIL_IF(!nr_others || tlbie_bind(cpu[0]));
 
 	failed |= measure("after_running_elsewhere", 1, false, nr_others);
 	for (i = 0; i < 3; i++)

@@ -1,28 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The batches of a large zap flush the PID, and no other flush changes:
- * "powerpc/64s/radix: Flush the PID for the batches of a large zap" on
- * "mm/mmu_gather: tell the arch a zap's range and its early flushes".
- *
- * zap_pte_range() flushes a zap of dirty shared memory at the end of
- * every page table, before the pages' rmaps go: 32 pages with 64K pages,
- * under the global flush ceiling (33). radix__tlb_flush() flushes such an
- * early batch by PID when the zap's range (tlb_gather_mmu_range()) is
+ * The batches of a large zap flush the PID, and no other flush changes
+ * ("powerpc/64s/radix: Flush the PID for the batches of a large zap").
+ * zap_pte_range() flushes a zap of dirty shared memory at the end of every
+ * page table (32 pages with 64K pages, under the global ceiling, 33);
+ * radix__tlb_flush() flushes such a batch by PID when the zap's range is
  * above the ceiling, the batch above half of it, and a whole-PID flush
- * takes fewer instructions than its pages.
+ * costs fewer instructions than its pages.
  *
- * Each row is a zap of one shape, in a process with a thread spinning on
- * another CPU (tlbie; two or three for the rule's bound on the users a
- * whole-PID flush costs a refill) or single-threaded (tlbiel), and the
- * flushes it must issue, counted with the powerpc:tlbie tracepoint: dense
- * batches by PID, and as before the rule, sparse or small batches, zaps
- * of one page table, the flush at a zap's end, gathers without a range, a
- * zap of part of a VMA or of a file (in two processes), POWER9's local
- * flushes; ranges and batches at the ceiling and at half of it; the errata
- * fix-ups of every whole-PID tlbie. The rows flushed by PID, and a reap's
- * gather flushed when full, fail on v7.3-rc7, which flushes their pages
- * one by one; the rows of an mm with three other users (three threads, or
- * a second process's three) on a rule without the bound.
+ * Each row is a zap of one shape, with one to three threads spinning on
+ * other CPUs (tlbie) or single-threaded (tlbiel), and the whole-PID,
+ * per-page and PWC flushes it must issue, counted with the powerpc:tlbie
+ * tracepoint, POWER9's errata fix-ups of each whole-PID tlbie too. The rows
+ * flushed by PID, and a reap's full gather, fail on v7.3-rc7, which flushes
+ * their pages one by one; those of an mm with three other users fail on a
+ * rule without its bound.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -68,21 +60,22 @@ enum zap_op {
 enum isa { ISA_ANY, ISA_V30, ISA_V31 };
 
 /*
- * A mapping of @pages pages, from a page-table boundary, written (or
- * @read) at the first @every pages of every @period (0: TABLE_PAGES) pages
- * (0: all), and of those at the first (@only > 0) or last (@only < 0)
- * @only pages only
+ * @pages pages written (or @read): the first @every (0: all) of each @period
+ * (0: TABLE_PAGES), and of those the first (@only > 0) or last @only only
  */
 struct seg {
 	unsigned char kind, vmas, read, every, period;
 	unsigned short pages;
 	short only;
-	/*
-	 * MEMFD: the file's pages, the mapping's offset; a later MEMFD
-	 * segment maps the same file (at the next offset: one VMA)
-	 */
+	/* MEMFD: the file's pages (a later segment maps it too), the offset */
 	unsigned short file, off;
 };
+
+#define SHARED(n)	{ .kind = SEG_SHARED, .pages = (n) }
+#define SHM(n)		{ .kind = SEG_SHM, .pages = (n) }
+#define MEMFD(n, f, o)	{ .kind = SEG_MEMFD, .pages = (n), .file = (f), .off = (o) }
+#define EVERY(n, e, per)	{ .kind = SEG_SHARED, .pages = (n), .every = (e), .period = (per) }
+#define PRIVATE(n, o)	{ .kind = SEG_PRIVATE, .pages = (n), .only = (o) }
 
 struct row {
 	const char *name;
@@ -103,167 +96,134 @@ static const struct row rows[] = {
 	 * Dense batches of a range above the ceiling: one whole-PID tlbie each
 	 * (a detach's last flush, of the page tables it frees, with the PWC)
 	 */
-	{ .name = "shmdt_64M", .seg = { { .kind = SEG_SHM, .pages = 1024 } }, .op = OP_UNMAP,
-	  .pid = 33, .pwc = 1 },
-	{ .name = "dontneed_64M_from_page_24", .seg = { { .kind = SEG_SHARED, .pages = 1056 } },
-	  .op = OP_DONTNEED, .skip = 24, .len = 1024, .pid = 32, .page = 8 },
+	{ .name = "shmdt_64M", .seg = { SHM(1024) }, .op = OP_UNMAP, .pid = 33, .pwc = 1 },
+	{ .name = "dontneed_64M_from_page_24", .seg = { SHARED(1056) }, .op = OP_DONTNEED,
+	  .skip = 24, .len = 1024, .pid = 32, .page = 8 },
 	/* The range just above the ceiling: a dense table by PID, 2 pages not */
-	{ .name = "dontneed_34_pages", .seg = { { .kind = SEG_SHARED, .pages = 34 } },
-	  .op = OP_DONTNEED, .pid = 1, .page = 2 },
+	{ .name = "dontneed_34_pages", .seg = { SHARED(34) }, .op = OP_DONTNEED, .pid = 1,
+	  .page = 2 },
 	/* A last page table in part: small after dense ones, dense after sparse */
-	{ .name = "dontneed_64M_and_5_pages", .seg = { { .kind = SEG_SHARED, .pages = 1029 } },
-	  .op = OP_DONTNEED, .pid = 32, .page = 5 },
+	{ .name = "dontneed_64M_and_5_pages", .seg = { SHARED(1029) }, .op = OP_DONTNEED,
+	  .pid = 32, .page = 5 },
 	{ .name = "dontneed_64M_2_a_table_then_20",
 	  .seg = { { .kind = SEG_MEMFD, .pages = 1024, .every = 2, .file = 1044 },
-		   { .kind = SEG_MEMFD, .pages = 20, .file = 1044, .off = 1024 } },
-	  .op = OP_DONTNEED, .pid = 1, .page = 64 },
-	/*
-	 * A batch spans its first to last page, more than half the ceiling
-	 * from pages 0 and 16 of a table, and from 0 and 17; one page alone
-	 * in 3 of the 32 tables where they are 17 apart
-	 */
-	{ .name = "dontneed_64M_1_in_16",
-	  .seg = { { .kind = SEG_SHARED, .pages = 1024, .every = 1, .period = 16 } },
-	  .op = OP_DONTNEED, .pid = 32 },
-	{ .name = "dontneed_64M_1_in_17",
-	  .seg = { { .kind = SEG_SHARED, .pages = 1024, .every = 1, .period = 17 } },
-	  .op = OP_DONTNEED, .pid = 29, .page = 3 },
+		   MEMFD(20, 0, 1024) }, .op = OP_DONTNEED, .pid = 1, .page = 64 },
+	/* A batch spans its first to last page: from 0 and 16, from 0 and 17 (3 alone) */
+	{ .name = "dontneed_64M_1_in_16", .seg = { EVERY(1024, 1, 16) }, .op = OP_DONTNEED,
+	  .pid = 32 },
+	{ .name = "dontneed_64M_1_in_17", .seg = { EVERY(1024, 1, 17) }, .op = OP_DONTNEED,
+	  .pid = 29, .page = 3 },
 	/* Pages gathered after a forced batch: flushed at the end, on their own */
 	{ .name = "dontneed_2M_dirty_then_20_clean",
-	  .seg = { { .kind = SEG_MEMFD, .pages = TABLE_PAGES, .file = 52 },
-		   { .kind = SEG_MEMFD, .pages = 20, .read = 1, .file = 52, .off = 32 } },
+	  .seg = { MEMFD(TABLE_PAGES, 52, 0),
+		   { .kind = SEG_MEMFD, .pages = 20, .read = 1, .off = 32 } },
 	  .op = OP_DONTNEED, .pid = 1, .page = 20 },
 	/* A hugetlb VMA restarts the gather with the call's range */
 	{ .name = "dontneed_hugetlb_then_64M",
-	  .seg = { { .kind = SEG_HUGETLB, .pages = TABLE_PAGES },
-		   { .kind = SEG_SHARED, .pages = 1024 } },
+	  .seg = { { .kind = SEG_HUGETLB, .pages = TABLE_PAGES }, SHARED(1024) },
 	  .op = OP_DONTNEED, .pid = 32 },
 	/*
-	 * Two page sizes in one gather, each change of size a flush of what
-	 * was gathered, not early: 20 small pages, a THP (flushed at once by
-	 * pmdp_huge_get_and_clear_full() too), then dense batches
+	 * Two page sizes in one gather, each change a flush of what was gathered,
+	 * not early: 20 small pages, a THP (flushed at once too), dense batches
 	 */
 	{ .name = "dontneed_20_pages_thp_64M",
-	  .seg = { { .kind = SEG_PRIVATE, .pages = TABLE_PAGES, .only = -20 },
-		   { .kind = SEG_THP, .pages = TABLE_PAGES },
-		   { .kind = SEG_SHARED, .pages = 1024 } },
+	  .seg = { PRIVATE(TABLE_PAGES, -20), { .kind = SEG_THP, .pages = TABLE_PAGES },
+		   SHARED(1024) },
 	  .op = OP_DONTNEED, .pid = 32, .page = 22 },
 	/* zap_vma_range() of part of a VMA */
-	{ .name = "guard_install_64M_of_68M", .seg = { { .kind = SEG_SHARED, .pages = 1088 } },
-	  .op = OP_GUARD, .skip = 32, .len = 1024, .pid = 32 },
+	{ .name = "guard_install_64M_of_68M", .seg = { SHARED(1088) }, .op = OP_GUARD,
+	  .skip = 32, .len = 1024, .pid = 32 },
 	/*
-	 * unmap_mapping_range(): each mapping with its part of the file; a
-	 * second process's (which wrote it from the other CPU) flushed from
-	 * here, by its PID
+	 * unmap_mapping_range(): a second process's mapping (written from the
+	 * other CPU) flushed from here, by its PID but above the bound (3 users)
 	 */
-	{ .name = "memfd_truncate_64M",
-	  .seg = { { .kind = SEG_MEMFD, .pages = 1024, .file = 1024 } },
-	  .op = OP_TRUNCATE, .pid = 32 },
-	{ .name = "memfd_truncate_64M_2_processes",
-	  .seg = { { .kind = SEG_MEMFD, .pages = 1024, .file = 1024 } },
+	{ .name = "memfd_truncate_64M", .seg = { MEMFD(1024, 1024, 0) }, .op = OP_TRUNCATE,
+	  .pid = 32 },
+	{ .name = "memfd_truncate_64M_2_processes", .seg = { MEMFD(1024, 1024, 0) },
 	  .op = OP_TRUNCATE, .second = 1, .pid = 64 },
-	/* Its mm with three users, none the zapping task: above the bound */
-	{ .name = "memfd_truncate_64M_2_processes_3_users",
-	  .seg = { { .kind = SEG_MEMFD, .pages = 1024, .file = 1024 } },
+	{ .name = "memfd_truncate_64M_2_processes_3_users", .seg = { MEMFD(1024, 1024, 0) },
 	  .op = OP_TRUNCATE, .second = 3, .pid = 32, .page = 1024 },
-	{ .name = "memfd_punch_128M_64M_mapped",
-	  .seg = { { .kind = SEG_MEMFD, .pages = 1024, .file = 2048, .off = 512 } },
+	{ .name = "memfd_punch_128M_64M_mapped", .seg = { MEMFD(1024, 2048, 512) },
 	  .op = OP_PUNCH, .pid = 32 },
 	/* The one sparse shape the rule flushes by PID, its first table */
 	{ .name = "dontneed_64M_first_table_dirty",
-	  .seg = { { .kind = SEG_SHARED, .pages = 1024, .only = TABLE_PAGES } },
-	  .op = OP_DONTNEED, .pid = 1 },
+	  .seg = { { .kind = SEG_SHARED, .pages = 1024, .only = TABLE_PAGES } }, .op = OP_DONTNEED,
+	  .pid = 1 },
 
 	/* Ranges not above the ceiling: per page (a freed table adds a page) */
-	{ .name = "dontneed_2M", .seg = { { .kind = SEG_SHARED, .pages = TABLE_PAGES } },
-	  .op = OP_DONTNEED, .page = TABLE_PAGES },
-	{ .name = "dontneed_33_pages", .seg = { { .kind = SEG_SHARED, .pages = 33 } },
-	  .op = OP_DONTNEED, .page = 33 },
-	{ .name = "shmdt_2M", .seg = { { .kind = SEG_SHM, .pages = TABLE_PAGES } },
-	  .op = OP_UNMAP, .page = TABLE_PAGES + 1, .pwc = 1 },
-	{ .name = "munmap_2M", .seg = { { .kind = SEG_SHARED, .pages = TABLE_PAGES } },
-	  .op = OP_UNMAP, .page = TABLE_PAGES + 1, .pwc = 1 },
-	{ .name = "memfd_truncate_8M_2M_mapped",
-	  .seg = { { .kind = SEG_MEMFD, .pages = TABLE_PAGES, .file = 128, .off = 64 } },
+	{ .name = "dontneed_2M", .seg = { SHARED(TABLE_PAGES) }, .op = OP_DONTNEED,
+	  .page = TABLE_PAGES },
+	{ .name = "dontneed_33_pages", .seg = { SHARED(33) }, .op = OP_DONTNEED, .page = 33 },
+	{ .name = "shmdt_2M", .seg = { SHM(TABLE_PAGES) }, .op = OP_UNMAP,
+	  .page = TABLE_PAGES + 1, .pwc = 1 },
+	{ .name = "munmap_2M", .seg = { SHARED(TABLE_PAGES) }, .op = OP_UNMAP,
+	  .page = TABLE_PAGES + 1, .pwc = 1 },
+	{ .name = "memfd_truncate_8M_2M_mapped", .seg = { MEMFD(TABLE_PAGES, 128, 64) },
 	  .op = OP_TRUNCATE, .page = TABLE_PAGES },
-	{ .name = "memfd_punch_2M_of_8M_mapped",
-	  .seg = { { .kind = SEG_MEMFD, .pages = 128, .file = 128 } },
+	{ .name = "memfd_punch_2M_of_8M_mapped", .seg = { MEMFD(128, 128, 0) },
 	  .op = OP_PUNCH, .skip = 64, .len = TABLE_PAGES, .page = TABLE_PAGES },
-	{ .name = "guard_install_2M_of_8M", .seg = { { .kind = SEG_SHARED, .pages = 128 } },
-	  .op = OP_GUARD, .skip = 64, .len = TABLE_PAGES, .page = TABLE_PAGES },
+	{ .name = "guard_install_2M_of_8M", .seg = { SHARED(128) }, .op = OP_GUARD,
+	  .skip = 64, .len = TABLE_PAGES, .page = TABLE_PAGES },
 	/* Sparse batches, and batches of half the ceiling */
-	{ .name = "dontneed_64M_2_a_table",
-	  .seg = { { .kind = SEG_SHARED, .pages = 1024, .every = 2 } },
-	  .op = OP_DONTNEED, .page = 64 },
-	{ .name = "dontneed_64M_16_a_table",
-	  .seg = { { .kind = SEG_SHARED, .pages = 1024, .every = 16 } },
-	  .op = OP_DONTNEED, .page = 512 },
+	{ .name = "dontneed_64M_2_a_table", .seg = { EVERY(1024, 2, 0) }, .op = OP_DONTNEED,
+	  .page = 64 },
+	{ .name = "dontneed_64M_16_a_table", .seg = { EVERY(1024, 16, 0) }, .op = OP_DONTNEED,
+	  .page = 512 },
 	{ .name = "munmap_64_vmas_of_4_pages",
 	  .seg = { { .kind = SEG_SHARED, .pages = 256, .vmas = 64 } },
 	  .op = OP_UNMAP, .pid = 1, .page = 256, .pwc = 1 },
 	/* Flushed once, at the end: glibc's thread exit, private memory */
-	{ .name = "stack_dontneed_4_of_124",
-	  .seg = { { .kind = SEG_PRIVATE, .pages = 124, .only = -4 } },
-	  .op = OP_DONTNEED, .page = 4 },
-	{ .name = "stack_dontneed_32_of_124",
-	  .seg = { { .kind = SEG_PRIVATE, .pages = 124, .only = -TABLE_PAGES } },
+	{ .name = "stack_dontneed_4_of_124", .seg = { PRIVATE(124, -4) }, .op = OP_DONTNEED,
+	  .page = 4 },
+	{ .name = "stack_dontneed_32_of_124", .seg = { PRIVATE(124, -TABLE_PAGES) },
 	  .op = OP_DONTNEED, .page = TABLE_PAGES },
-	{ .name = "dontneed_64M_private_first_table",
-	  .seg = { { .kind = SEG_PRIVATE, .pages = 1024, .only = TABLE_PAGES } },
+	{ .name = "dontneed_64M_private_first_table", .seg = { PRIVATE(1024, TABLE_PAGES) },
 	  .op = OP_DONTNEED, .page = TABLE_PAGES },
-	{ .name = "mprotect_64M_first_table",
-	  .seg = { { .kind = SEG_PRIVATE, .pages = 1024, .only = TABLE_PAGES } },
+	{ .name = "mprotect_64M_first_table", .seg = { PRIVATE(1024, TABLE_PAGES) },
 	  .op = OP_MPROTECT, .page = TABLE_PAGES },
 	/* No range: process_madvise(), and the rule turned off */
-	{ .name = "process_madvise_64M", .seg = { { .kind = SEG_SHARED, .pages = 1024 } },
-	  .op = OP_PROCESS_MADVISE, .page = 1024 },
-	{ .name = "shmdt_64M_rule_off", .seg = { { .kind = SEG_SHM, .pages = 1024 } },
-	  .op = OP_UNMAP, .knob = TLBIE_BATCH_RULE, .val = "N", .pid = 1, .page = 1024,
-	  .pwc = 1 },
+	{ .name = "process_madvise_64M", .seg = { SHARED(1024) }, .op = OP_PROCESS_MADVISE,
+	  .page = 1024 },
+	{ .name = "shmdt_64M_rule_off", .seg = { SHM(1024) }, .op = OP_UNMAP,
+	  .knob = TLBIE_BATCH_RULE, .val = "N", .pid = 1, .page = 1024, .pwc = 1 },
 	/*
 	 * The rule only for an mm of at most 2 other threads (mm_users 3,
 	 * RADIX_BATCH_MAX_OTHER_THREADS): by PID with 2, per page with 3
 	 */
-	{ .name = "shmdt_64M_2_other_threads", .seg = { { .kind = SEG_SHM, .pages = 1024 } },
-	  .op = OP_UNMAP, .threads = 2, .pid = 33, .pwc = 1 },
-	{ .name = "shmdt_64M_3_other_threads", .seg = { { .kind = SEG_SHM, .pages = 1024 } },
-	  .op = OP_UNMAP, .threads = 3, .pid = 1, .page = 1024, .pwc = 1 },
+	{ .name = "shmdt_64M_2_other_threads", .seg = { SHM(1024) }, .op = OP_UNMAP,
+	  .threads = 2, .pid = 33, .pwc = 1 },
+	{ .name = "shmdt_64M_3_other_threads", .seg = { SHM(1024) }, .op = OP_UNMAP,
+	  .threads = 3, .pid = 1, .page = 1024, .pwc = 1 },
 
 	/*
 	 * Local, each batch weighed against the local ceiling: above half of
 	 * it by PID where that is one tlbiel (POWER10), not where it is 128
 	 * (POWER9); the freed page tables' flush by PID, with the PWC
 	 */
-	{ .name = "shmdt_64M_local_ceiling_40_by_pid",
-	  .seg = { { .kind = SEG_SHM, .pages = 1024 } }, .op = OP_UNMAP, .local = true,
-	  .isa = ISA_V31, .knob = TLBIE_LOCAL_CEILING, .val = "40", .pid = 33, .pwc = 1 },
-	{ .name = "shmdt_64M_local_ceiling_40_by_page",
-	  .seg = { { .kind = SEG_SHM, .pages = 1024 } }, .op = OP_UNMAP, .local = true,
-	  .isa = ISA_V30, .knob = TLBIE_LOCAL_CEILING, .val = "40", .pid = 1, .page = 1024,
+	{ .name = "shmdt_64M_local_ceiling_40_by_pid", .seg = { SHM(1024) }, .op = OP_UNMAP,
+	  .local = true, .isa = ISA_V31, .knob = TLBIE_LOCAL_CEILING, .val = "40", .pid = 33,
 	  .pwc = 1 },
-	{ .name = "shmdt_64M_local", .seg = { { .kind = SEG_SHM, .pages = 1024 } },
-	  .op = OP_UNMAP, .local = true, .pid = 1, .page = 1024, .pwc = 1 },
+	{ .name = "shmdt_64M_local_ceiling_40_by_page", .seg = { SHM(1024) }, .op = OP_UNMAP,
+	  .local = true, .isa = ISA_V30, .knob = TLBIE_LOCAL_CEILING, .val = "40", .pid = 1,
+	  .page = 1024, .pwc = 1 },
+	{ .name = "shmdt_64M_local", .seg = { SHM(1024) }, .op = OP_UNMAP, .local = true,
+	  .pid = 1, .page = 1024, .pwc = 1 },
 	/*
-	 * 150 private pages and a dirty shared one, in one forced batch of 151
-	 * pages in a call's range of 183, not above the local ceiling: per page
-	 * (POWER9's one batch above the global ceiling, whatever its PID cost)
+	 * 150 private pages and a dirty shared one, a forced batch of 151 in a
+	 * range of 183, not above the local ceiling: per page (POWER9 too)
 	 */
 	{ .name = "dontneed_hugetlb_then_151_local",
-	  .seg = { { .kind = SEG_HUGETLB, .pages = TABLE_PAGES },
-		   { .kind = SEG_PRIVATE, .pages = 150 },
-		   { .kind = SEG_SHARED, .pages = 1 } },
+	  .seg = { { .kind = SEG_HUGETLB, .pages = TABLE_PAGES }, PRIVATE(150, 0), SHARED(1) },
 	  .op = OP_DONTNEED, .local = true, .page = 151 },
 	/*
-	 * process_mrelease() of a dying child's private memory, one gather a
-	 * VMA with the VMA's range (zap_vma_for_reaping()). 64MB: flushed at
-	 * its end, by PID. 9000 pages, the ceiling at 8500: the gather, full
-	 * at GATHER_PAGES, flushes early, by PID for the VMA's range, and the
-	 * pages left at its end page by page; all by page without the range.
+	 * process_mrelease(), a gather a VMA with its range (zap_vma_for_reaping()):
+	 * 64MB by PID at the end; 9000 pages, the ceiling at 8500: the gather,
+	 * full at GATHER_PAGES, by PID, the rest page by page (all, without it)
 	 */
-	{ .name = "process_mrelease_64M", .seg = { { .kind = SEG_PRIVATE, .pages = 1024 } },
-	  .op = OP_REAP, .local = true, .pid = 1 },
-	{ .name = "process_mrelease_9000_ceiling_8500",
-	  .seg = { { .kind = SEG_PRIVATE, .pages = 9000 } }, .op = OP_REAP, .local = true,
+	{ .name = "process_mrelease_64M", .seg = { PRIVATE(1024, 0) }, .op = OP_REAP,
+	  .local = true, .pid = 1 },
+	{ .name = "process_mrelease_9000_ceiling_8500", .seg = { PRIVATE(9000, 0) },
+	  .op = OP_REAP, .local = true,
 	  .knob = TLBIE_LOCAL_CEILING, .val = "8500", .pid = 1, .page = 9000 - GATHER_PAGES },
 };
 
@@ -303,10 +263,12 @@ static int map_seg(const struct seg *s, char *p, int *fd)
 			return -1;
 		break;
 	case SEG_MEMFD:
-		if (*fd < 0)
+		if (*fd < 0) {
 			*fd = memfd_create("tlbie_entire_range", 0);
-		if (*fd < 0 || ftruncate(*fd, s->file * page_size) ||
-		    mmap(p, len, prot, MAP_SHARED | MAP_FIXED, *fd,
+			if (*fd < 0 || ftruncate(*fd, s->file * page_size))
+				return -1;
+		}
+		if (mmap(p, len, prot, MAP_SHARED | MAP_FIXED, *fd,
 			 s->off * page_size) == MAP_FAILED)
 			return -1;
 		break;
@@ -336,11 +298,7 @@ static int map_seg(const struct seg *s, char *p, int *fd)
 	return 1;
 }
 
-/*
- * A child of this process, sharing its pages, killed and held at its exit
- * (PTRACE_O_TRACEEXIT): dying, so process_mrelease() reaps it, and not yet
- * out of its mm. It runs on this CPU alone, so its flushes are local.
- */
+/* A child killed and held at its exit (PTRACE_O_TRACEEXIT): process_mrelease() reaps it */
 static int hold_dying_child(struct area *a)
 {
 	int status;
@@ -367,11 +325,7 @@ static void *idle(void *arg)
 	return arg;
 }
 
-/*
- * A second process that maps the file (from the fork), with @users - 1
- * idle threads, and writes all its pages from the other CPU: its mm has
- * run on both, so the zap flushes its PID with tlbie from here
- */
+/* A child with @users - 1 idle threads writes the file's pages on cpus[1]: flushed by tlbie */
 static int second_mapper(struct area *a, size_t pages, int users)
 {
 	struct tlbie_counts c;
@@ -404,11 +358,7 @@ static int second_mapper(struct area *a, size_t pages, int users)
 	return -1;
 }
 
-/*
- * The row's segments from a page-table boundary, one free page table and
- * a PROT_NONE one on either side: the page tables they use are theirs
- * alone, and those above them stay, whatever else is mapped
- */
+/* The row's segments from a page-table boundary, with page tables of their own */
 static int build(const struct row *r, struct area *a)
 {
 	size_t tables, span = TABLE_PAGES * page_size;
@@ -555,10 +505,8 @@ static int run_row(const struct row *r)
 		}
 		tlbie_counts_print(r->name, &c);
 		/*
-		 * A reaped child's other VMAs (5 to 14 pages here) add up to a
-		 * table's per-page flushes; the mm_cpumask trim (a flush in 1073
-		 * of an mm not running here) drops those after it: a count below
-		 * is taken again too, and a reap that never flushes fails every try.
+		 * A reaped child's other VMAs add up to a table's per-page flushes,
+		 * which the mm_cpumask trim can drop: a reap's count below is retried.
 		 */
 		w.page = r->page;
 		extra = (r->local ? c.local - c.local_pid : c.global_page) - w.page;

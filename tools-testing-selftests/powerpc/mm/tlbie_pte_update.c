@@ -1,24 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * PTE updates are atomic. POWER's MMU sets a PTE's reference and change
- * (C, dirty) bits itself ("PTE Subject to Atomic Hardware Updates"), so
- * radix changes a live PTE with a ldarx/stdcx. loop (__radix_pte_update(),
- * 2018's "Various TLB and PTE improvements" 5/7): a plain load and store
- * would lose a C bit the MMU set between them, and with it data, since
- * reclaim discards a lazily freed page (MADV_FREE) that is still clean.
- *
- * Each round: MADV_FREE of the range; writers on other CPUs store a value
- * new to the round once to each page, at scattered times, while the main
- * thread rewrites every PTE (mprotect() adding and removing PROT_EXEC,
- * MADV_COLD); then MADV_PAGEOUT, and every written page must hold its
- * value. One page in eight stays unwritten: the share of those discarded
- * is the chance that a lost change bit shows, the test's sensitivity,
- * which must be MIN_DISCARD_PCT at least.
- *
- * Only an MMU that updates R/C itself can race with the kernel: QEMU's TCG
- * takes a page fault instead, and the kernel sets the bits under the PTE
- * lock, so the test can fail on hardware (or KVM) only. It checks first
- * that a store to a clean page takes no fault, and skips where it does.
+ * PTE updates are atomic. POWER's MMU sets a PTE's R and C bits itself, so
+ * radix changes a live PTE with ldarx/stdcx. (__radix_pte_update(), 2018's
+ * "Various TLB and PTE improvements" 5/7): a plain load and store would
+ * lose a C bit set between them, and reclaim discards a MADV_FREE page
+ * that is still clean. Each round: MADV_FREE; writers on other CPUs store
+ * a new value once to each page, at scattered times, while the main thread
+ * rewrites every PTE (mprotect() PROT_EXEC on and off, MADV_COLD); then
+ * MADV_PAGEOUT, and every written page must hold its value. One page in
+ * eight stays unwritten: the share discarded (MIN_DISCARD_PCT at least) is
+ * the chance that a lost C bit shows. QEMU's TCG faults instead of setting
+ * R/C, so this can fail on hardware (or KVM) only: it skips where a store
+ * to a clean page faults.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -1,16 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The workload of the 2021 "Upgrade va tlbie to PID tlbie if we cross
- * PMD_SIZE" thread: attach a SysV shm segment at a page-table boundary,
- * fill it, detach it, and count the invalidations the detach issues. Its
- * dirty shared pages make core mm flush at the end of every page table.
- * With -t 2 a thread spins on another CPU (tlbie), with -t 1 not (tlbiel).
- * With -p instead: mprotect() to read-only, then munmap(), of one page
- * table's worth of private memory, ranges the flush ceiling alone decides.
- *
- * Usage: tlbie_shm [-s MiB] [-t 1|2] [-i iterations] [-p] [-l suffix]
- * Prints a "tlbie: shm_<MiB>M_<threads>t<suffix> key=value ..." line a
- * detach, or "pmd_mprotect_..." and "pmd_munmap_..." lines with -p.
+ * The 2021 thread's workload ("Upgrade va tlbie to PID tlbie if we cross
+ * PMD_SIZE"): count what detaching a filled SysV shm segment issues, a
+ * flush per page table. -t 2: a thread spins on another CPU (tlbie). -p:
+ * mprotect() and munmap() of a page table of private memory instead.
+ * Usage: tlbie_shm [-s MiB] [-t 1|2] [-i iterations] [-p] [-l suffix];
+ * prints "tlbie: shm_<MiB>M_<threads>t<suffix> ..." (or pmd_mprotect_...,
+ * pmd_munmap_...) lines.
  */
 #define _GNU_SOURCE
 #include <stdio.h>

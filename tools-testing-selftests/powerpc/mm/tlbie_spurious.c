@@ -1,20 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * No TLB flush for spurious faults or permission upgrades, as since
- * Nicholas Piggin's "powerpc/64s/radix: do not flush TLB on spurious
- * fault" (v4.18): Book3S 64 refetches a PTE before it raises a fault, so a
- * write fault that finds the PTE already valid (another thread's fault set
- * it) needs no flush (flush_tlb_fix_spurious_fault() is empty), nor does
- * mprotect() adding write permission (pte_needs_flush()). Removing write
- * permission does need one.
- *
- * Threads on up to MAX_THREADS CPUs write the pages of a fresh mapping in
- * the same order, so that their faults race: none of its pages may be
- * invalidated meanwhile, in any of ROUNDS rounds. A page takes one fault
- * to map; every further fault a thread takes on it (RUSAGE_THREAD) found
- * its PTE valid, and took the path under test. Rounds where no fault did
- * tested nothing, and all of them so fail: a flush on spurious faults is
- * caught only where the faults race.
+ * No TLB flush for spurious faults or permission upgrades (Nicholas
+ * Piggin, v4.18: "powerpc/64s/radix: do not flush TLB on spurious fault"):
+ * Book3S 64 refetches a PTE before it faults, so a write fault that finds
+ * the PTE valid (another thread's fault set it) needs no flush, nor does
+ * mprotect() adding write permission; removing it does. Threads on up to
+ * MAX_THREADS CPUs write a fresh mapping's pages in the same order, so that
+ * their faults race, and no page may be invalidated, in any of ROUNDS
+ * rounds. Every fault past a page's first (RUSAGE_THREAD) found its PTE
+ * valid; rounds where none did tested nothing, and all of them so fail.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

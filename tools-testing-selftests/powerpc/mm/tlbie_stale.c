@@ -1,38 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * No stale translation outlives a flush, with the radix batch rule
- * ("powerpc/64s/radix: Flush the PID for the batches of a large zap")
- * or without. A reader on another core reads one word of each page all
- * the time while the main thread zaps them (rows below). Once the
- * operation returned, a read must fault or read zero; DONTNEED and punched
- * pages are then written anew through the page tables (/proc/self/mem, not
- * this CPU's TLB, which may be stale too), and a read must return that.
- * The word is past the page's first 4K: a flush of the wrong page size
- * leaves the rest of a 64K page stale. Reading during the operation
- * matters: an early whole-PID flush empties the reader's TLB, and only a
- * reader that refills it shows a later batch's missed flush. Variants: the
- * reader asleep during it (its CPU lazily holding the mm), or exited
- * (mm_users == 1: exit_flush_lazy_tlbs()) and started again on its CPU
- * after; each row also without the reader (local flushes).
+ * ("powerpc/64s/radix: Flush the PID for the batches of a large zap") or
+ * without. A reader on another core reads a word of each page, past its
+ * first 4K (a flush of the wrong page size leaves the rest of a 64K page),
+ * all through the zap (rows below): an early whole-PID flush empties its
+ * TLB, and only a reader that refills it shows a later batch's missed
+ * flush. After the operation a read must fault or read zero; DONTNEED and
+ * punched pages are then written anew through /proc/self/mem (not this
+ * CPU's TLB) and must read that. Variants: the reader asleep (its CPU
+ * lazily holding the mm) or exited (exit_flush_lazy_tlbs()) during it, and
+ * each row single-threaded. QEMU empties its TLB on any 2M tlbie: the rows
+ * with two page sizes can fail on hardware only.
  *
- * Limits: QEMU keeps 2M translations as large pages and empties its TLB on
- * any 2M tlbie, so the rows with two page sizes can fail on hardware only.
- * "8 tables + sparse 20" shows a missed flush of the last batch only if
- * the reader refilled its pages after the earlier batches' PID flush.
- *
- * rmap rows (root): a third thread reads /proc/kpagecount for the reader's
- * pages during a large shared zap; a read after a count went to 0 that
- * returns, of a page no longer mapped (pagemap), means the rmap went before
- * the flush (5df397dec7c4 "mm: delay page_remove_rmap() until after the TLB
- * has been flushed"). The window is short: this can fail only on hardware
- * or with a stall in radix__tlb_flush() (e.g. an instrumented kernel or
- * emulator). A page still mapped (migrated) is not judged, nor a read
- * after a fault served to the reader (a page reclaimed and read in again).
+ * rmap rows (root): a third thread watches /proc/kpagecount for the
+ * reader's pages; a read that returns after a count went to 0, of a page
+ * no longer mapped, means the rmap went before the flush (5df397dec7c4
+ * "mm: delay page_remove_rmap() until after the TLB has been flushed").
+ * The window is short: only hardware or a stall in radix__tlb_flush() (an
+ * instrumented kernel or emulator) shows it. Migrated pages, and reads
+ * after a fault served to the reader, are not judged.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -42,10 +33,10 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/shm.h>
-#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "tlbie_count.h"
 #include "utils.h"
 
 #ifndef MADV_GUARD_INSTALL
@@ -91,11 +82,9 @@ enum reader_mode { READING, ASLEEP, EXITED };
 static const char * const mode_name[] = { "", ", reader asleep", ", reader exited" };
 
 /*
- * Length: full page tables, then pages more, then a ceiling's pages more.
- * For HUGETLB the tables are huge pages and the pages small ones just
- * above them. Sparse: the last, partial table or every table has 4 pages
- * in 13, flushed page by page. A memfd is a page table larger at each end
- * than what is mapped. Operations leave mid pages alone at each end.
+ * Length: page tables (HUGETLB: huge pages), pages more (small), a ceiling's
+ * more. Sparse: 4 pages in 13 of the last table or every table. A memfd is
+ * a page table larger at each end than its mapping; ops spare @mid pages.
  */
 static const struct row {
 	const char *name;
@@ -137,10 +126,7 @@ static const struct row {
 	{ "middle of 16 tables", SHMEM, .tables = 16, .mid = 5, .ops = OP_DONTNEED | OP_GUARD },
 };
 
-/*
- * What a read may return: anything; old data or a fault; a fault or zero;
- * anything (/proc/self/mem writes are not atomic); the new data.
- */
+/* A read may return: anything; old or a fault; a fault or 0; anything; the new data */
 enum phase { WARM, DURING, GONE, WRITING, NEW };
 
 static struct word {
@@ -257,6 +243,7 @@ static void *reader(void *arg)
 	int park;
 	char c;
 
+	FAIL_IF_EXIT(tlbie_bind((long)arg));
 	reader_tid = gettid();
 	probe((uint64_t *)guard_page, &v);	/* fault in what a fault touches */
 	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
@@ -286,6 +273,7 @@ static void *watcher(void *arg)
 	uint64_t count;
 	int i;
 
+	FAIL_IF_EXIT(tlbie_bind((long)arg));
 	for (i = 0; i < nr_words; i++) {
 		do {
 			if (pread(kpagecount, &count, 8, words[i].pfn * 8) != 8 ||
@@ -299,23 +287,6 @@ static void *watcher(void *arg)
 out:
 	__atomic_store_n(&watching, -1, __ATOMIC_RELEASE);
 	return NULL;
-}
-
-/* Start @fn on @cpu, however many CPUs there are */
-static void start_thread(pthread_t *t, void *(*fn)(void *), int cpu)
-{
-	size_t size = CPU_ALLOC_SIZE(cpu + 1);
-	cpu_set_t *set = CPU_ALLOC(cpu + 1);
-	pthread_attr_t attr;
-
-	FAIL_IF_EXIT(!set);
-	CPU_ZERO_S(size, set);
-	CPU_SET_S(cpu, size, set);
-	pthread_attr_init(&attr);
-	pthread_attr_setaffinity_np(&attr, size, set);
-	FAIL_IF_EXIT_MSG(pthread_create(t, &attr, fn, NULL), "cannot start a thread");
-	pthread_attr_destroy(&attr);
-	CPU_FREE(set);
 }
 
 /* The state (R, S, ...) of thread @tid, 0 once it is gone */
@@ -359,7 +330,7 @@ static void settle(int ph, bool threads)
 		FAIL_IF_EXIT(write(wake_pipe[1], "", 1) != 1);
 	} else if (parking == EXITED) {
 		parking = READING;
-		start_thread(&reader_thread, reader, cpus[1]);
+		FAIL_IF_EXIT(pthread_create(&reader_thread, NULL, reader, (void *)(long)cpus[1]));
 	}
 	while (__atomic_load_n(&passes, __ATOMIC_ACQUIRE) < target)
 		;
@@ -407,9 +378,8 @@ static int map_row(const struct row *r)
 }
 
 /*
- * Fill the pages (sparse: 4 in 13) and choose the words read in [@lo, @hi):
- * in the first and last page tables and the first page of each other, or
- * in a sparse last table only, which the reader then reads all the time.
+ * Fill the pages and choose the words read in [@lo, @hi): the first and last
+ * tables' and each other's first page, or a sparse last table's only
  */
 static void fill(const struct row *r, long lo, long hi)
 {
@@ -513,9 +483,9 @@ static int run_op(const struct row *r, enum operation op, bool threads, bool *rm
 	phase = WARM;
 
 	if (threads) {
-		start_thread(&reader_thread, reader, cpus[1]);
+		FAIL_IF_EXIT(pthread_create(&reader_thread, NULL, reader, (void *)(long)cpus[1]));
 		if (*rmap)
-			start_thread(&wt, watcher, cpus[2]);
+			FAIL_IF_EXIT(pthread_create(&wt, NULL, watcher, (void *)(long)cpus[2]));
 		settle(WARM, threads);	/* translations cached */
 		while (*rmap && !__atomic_load_n(&watching, __ATOMIC_ACQUIRE))
 			;
@@ -602,41 +572,6 @@ static bool find_huge_pages(void)
 		!read_long(HUGE_POOL "free_hugepages", &free_, 10) && free_ - resv >= 2);
 }
 
-static long core_of(int cpu)
-{
-	char path[80];
-	long core = -1;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
-	read_long(path, &core, 10);
-	return core;
-}
-
-/*
- * pick_online_cpu() for the main thread, then other CPUs, of other cores
- * first: a core's SMT threads share its TLB, and would hide a local flush.
- */
-static int pick_cpus(void)
-{
-	int nr = get_nprocs_conf(), cpu, round;
-	size_t size = CPU_ALLOC_SIZE(nr);
-	cpu_set_t *set = CPU_ALLOC(nr);
-
-	cpus[0] = pick_online_cpu();
-	nr_cpus = 1;
-	if (!set || cpus[0] < 0 || sched_getaffinity(0, size, set))
-		nr_cpus = -1;
-	for (round = 0; round < 2 && nr_cpus > 0; round++)
-		for (cpu = 0; cpu < nr && nr_cpus < 3; cpu++)
-			if (cpu != cpus[0] && CPU_ISSET_S(cpu, size, set) &&
-			    (round || core_of(cpu) != core_of(cpus[0]))) {
-				cpus[nr_cpus++] = cpu;
-				CPU_CLR_S(cpu, size, set);
-			}
-	CPU_FREE(set);
-	return nr_cpus;
-}
-
 static int test_stale(void)
 {
 	struct sigaction sa = { .sa_sigaction = fault, .sa_flags = SA_SIGINFO | SA_NODEFER };
@@ -645,7 +580,7 @@ static int test_stale(void)
 	bool hash;
 
 	SKIP_IF_MSG(using_hash_mmu(&hash) || hash, "radix MMU not in use");
-	FAIL_IF(pick_cpus() < 0);
+	nr_cpus = tlbie_usable_cpus(cpus, ARRAY_SIZE(cpus));
 	SKIP_IF_MSG(nr_cpus < 2, "needs two CPUs");
 	printf("main thread on CPU %d, reader on %d\n", cpus[0], cpus[1]);
 	page_size = sysconf(_SC_PAGESIZE);
