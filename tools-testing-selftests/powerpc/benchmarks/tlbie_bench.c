@@ -332,6 +332,11 @@ static int tlbie_bench(void)
 		printf("bench: %s skipped=needs_%lu_cores\n", label, threads);
 		return MAGIC_SKIP_RETURN_VALUE;
 	}
+	/* Every CPU, every process: IPIs make other CPUs issue the tlbiel */
+	tlbie_count_set_scope(TLBIE_SCOPE_SYSTEM);
+	if (!no_counts)
+		why = tlbie_count_unavailable();
+	use_counts = !why;
 	FAIL_IF(!per || tlbie_bind(cpus[0]));
 	for (i = 1; i < threads; i++) {
 		workers[i].cpu = cpus[i];
@@ -339,11 +344,6 @@ static int tlbie_bench(void)
 		while (!__atomic_load_n(&workers[i].tid, __ATOMIC_ACQUIRE))
 			;
 	}
-	/* Every CPU, every process: IPIs make other CPUs issue the tlbiel */
-	tlbie_count_set_scope(TLBIE_SCOPE_SYSTEM);
-	if (!no_counts)
-		why = tlbie_count_unavailable();
-	use_counts = !why;
 	if (use_pmu)
 		pmu_open(label);
 	if (use_marks) {

@@ -42,7 +42,7 @@ enum tlbie_scope {
 
 /* Before tlbie_count_unavailable(), which opens the counters */
 void tlbie_count_set_scope(enum tlbie_scope scope);
-/* NULL, or why counting cannot be done here */
+/* NULL, or why counting cannot be done here; before binding to one CPU */
 const char *tlbie_count_unavailable(void);
 int tlbie_count_start(void);
 int tlbie_count_stop(struct tlbie_counts *c);
