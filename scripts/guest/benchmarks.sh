@@ -18,7 +18,7 @@ run() {
 	# shellcheck disable=SC2086 # $n is empty, -n or -m
 	"$bench" $n "$@"
 	r=$?
-	# 4: skipped (fewer cores than threads), already said on stdout
+	# 4: skipped (fewer CPUs than threads), already said on stdout
 	[ "$r" = 0 ] || [ "$r" = 4 ] || { echo "bench: failed tlbie_bench $*"; rc=1; }
 }
 if [ "${BENCH_SET:-}" = rpti ]; then

@@ -8,12 +8,12 @@
  * Usage: tlbie_bench [-n] [-m] [-p] [-t threads] [-r pages] [-i iterations]
  *		      [-s MiB] [-w pages] WORKLOAD (workloads[])
  * -t N: N - 1 more threads, a core each while there are cores (flushes are
- * global), each walking -r pages of its own in a loop. -n: no counting. No
+ * global), each walking -r pages of its own (0: spins). -n: no counting. No
  * arguments: -p -t 2 -r 256 -i 4 shm. Prints "bench: LABEL iters=N ns=N
  * [marks=N mark_addr=A] spread=N COUNTS": ns times the operations (under
  * QEMU, the emulator); COUNTS (all CPUs) are those of the iteration with the
- * fewest invalidations, spread how many more the busiest had. A first
- * iteration is not counted.
+ * fewest invalidations, spread how many more the busiest had ("counts=none
+ * (why)" where it cannot count). A first iteration is not counted.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -63,14 +63,6 @@ static unsigned long mib = 64, threads = 2, iterations = 4, ws, w = 1;
 static unsigned long no_counts, use_counts, use_marks, use_pmu, page_size;
 static unsigned long long ns;		/* in the operation, summed */
 
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* The other threads ([0]: the unmapping one) and the operations' epoch */
 static struct worker {
 	pthread_t thread;
@@ -114,9 +106,10 @@ static void *worker_fn(void *arg)
 }
 
 /*
- * -m (-t 2 up): a guest without GTSE asks H_RPT_INVALIDATE for its global
- * flushes, which only the hypervisor sees. Iteration k flushes marker page
- * 2k before the operation and 2k + 1 after it, at addresses of its own.
+ * -m (-t 2 up), for scripts/compare-rpti: a guest without GTSE asks
+ * H_RPT_INVALIDATE for its global flushes, which only the hypervisor sees.
+ * Iteration k flushes marker page 2k before the operation and 2k + 1 after
+ * it; one the mm_cpumask trim makes local loses that iteration only.
  */
 #define TLBIE_MARK_ADDR		0x7e5700000000UL
 #define TLBIE_MARK_PAGES	32
@@ -138,10 +131,12 @@ static void mark(int after)
 
 /*
  * -p: up to each other thread's first lap after the operation, the zapping
- * thread's stall cycles per tlbie, and the others' data TLB misses, cycles
- * a miss (POWER9: table walks) and tlbie snoop cycles (POWER9: snoops) per
- * tlbie. Events on one counter take alternate iterations. Codes:
- * tools/perf/pmu-events/arch/powerpc/power{9,10} (POWER11: POWER10's).
+ * thread's stall cycles per tlbie (per-page alone: the base's memfd_*;
+ * whole-PID alone: the rule's), and the others' data TLB misses, cycles a
+ * miss (POWER10: the oldest instruction's stall; POWER9: table walks, so
+ * not comparable) and tlbie snoop cycles (POWER9: snoops) per tlbie. Events
+ * on one counter take alternate iterations. Codes: tools/perf/pmu-events/
+ * arch/powerpc/power{9,10} (POWER11: POWER10's).
  */
 enum { STALL, SYNC, WALK, MISS, SNOOP, NR_ROLES };
 
@@ -223,10 +218,15 @@ static void pmu_report(const char *label, double tlbie)
 		}
 		printf(" %s=%.1f", pdef[r]->name, v[r]);
 	}
-	if (tlbie)
-		printf(" stall_per_tlbie=%.1f sync_per_tlbie=%.1f snoop_per_tlbie=%.1f",
-		       v[STALL] / tlbie, v[SYNC] / tlbie, v[SNOOP] / (threads - 1) / tlbie);
-	printf(" cyc_per_dtlb_miss=%.1f\n", v[MISS] ? v[WALK] / v[MISS] : 0);
+	if (tlbie && v[STALL])
+		printf(" stall_per_tlbie=%.1f", v[STALL] / tlbie);
+	if (tlbie && v[SYNC])
+		printf(" sync_per_tlbie=%.1f", v[SYNC] / tlbie);
+	if (v[MISS])
+		printf(" dtlb_misses=%.1f cyc_per_dtlb_miss=%.1f", v[MISS], v[WALK] / v[MISS]);
+	if (tlbie && v[SNOOP])
+		printf(" snoop_per_tlbie=%.1f", v[SNOOP] / (threads - 1) / tlbie);
+	printf("\n");
 	/* Zero where there was something to count: the CPU does not count it */
 	for (r = 0; r < NR_ROLES; r++)
 		if (pdef[r] && !v[r] && (r == WALK || r == MISS ? ws : tlbie))
@@ -252,7 +252,8 @@ static char *map_shared(size_t len, int fd)
 	} else {
 		id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
 		p = id < 0 ? (char *)-1 : shmat(id, p, 0);
-		shmctl(id, IPC_RMID, NULL);	/* gone once detached */
+		if (id >= 0)
+			shmctl(id, IPC_RMID, NULL);	/* gone once detached */
 		if (p == (char *)-1)
 			return NULL;
 	}
@@ -266,9 +267,9 @@ static int run_once(unsigned long iter, struct tlbie_counts *c)
 {
 	size_t len = mib << 20, off, dirty = wl->fill == PER_PMD ? w * page_size : PMD_SPAN;
 	int fd = wl->op == SHMDT ? -1 : memfd_create("tlbie_bench", 0), rc;
-	unsigned long long t;
-	unsigned long i, e;
 	char *p = map_shared(len, fd);
+	struct timespec t[2];
+	unsigned long i, e;
 
 	if (!p)
 		return -1;
@@ -280,7 +281,7 @@ static int run_once(unsigned long iter, struct tlbie_counts *c)
 		if (use_counts && tlbie_count_start())
 			return -1;
 	}
-	t = now_ns();
+	clock_gettime(CLOCK_MONOTONIC, &t[0]);
 	if (wl->op == SHMDT)
 		rc = shmdt(p);
 	else if (wl->op == PUNCH)
@@ -290,7 +291,8 @@ static int run_once(unsigned long iter, struct tlbie_counts *c)
 	else
 		rc = wl->op == MUNMAP ? munmap(p, len) :
 		     madvise(p, len, wl->op == REMOVE ? MADV_REMOVE : MADV_DONTNEED);
-	ns += now_ns() - t;
+	clock_gettime(CLOCK_MONOTONIC, &t[1]);
+	ns += (t[1].tv_sec - t[0].tv_sec) * 1000000000ULL + t[1].tv_nsec - t[0].tv_nsec;
 	if (c && use_counts && tlbie_count_stop(c))
 		rc = -1;
 	if (c)
@@ -329,7 +331,7 @@ static int tlbie_bench(void)
 	if (ws)
 		snprintf(label + n, sizeof(label) - n, "_r%lu", ws);
 	if (tlbie_usable_cpus(cpus, threads) < (int)threads) {
-		printf("bench: %s skipped=needs_%lu_cores\n", label, threads);
+		printf("bench: %s skipped=needs_%lu_cpus\n", label, threads);
 		return MAGIC_SKIP_RETURN_VALUE;
 	}
 	/* Every CPU, every process: IPIs make other CPUs issue the tlbiel */
@@ -372,7 +374,7 @@ static int tlbie_bench(void)
 		printf(" marks=%lu mark_addr=%p", nr_marks, marks);
 	if (use_counts) {
 		printf(" spread=%llu", total(&per[hi]) - total(&per[lo]));
-		tlbie_counts_print_fields(&per[lo]);
+		tlbie_counts_print(NULL, &per[lo]);
 		tlbie_count_close();
 	} else {
 		printf(" counts=none (%s)\n", why);
@@ -409,14 +411,14 @@ int main(int argc, char *argv[])
 			wl = &workloads[i];
 	if (!wl || optind != argc || !threads || threads > MAX_THREADS || !iterations ||
 	    iterations > 100000 || !mib || mib > (1UL << 20) || ws > (1UL << 24) ||
-	    ((use_marks || use_pmu) && threads < 2) || (use_pmu && iterations < 2))
+	    (use_marks && threads < 2) || (use_pmu && iterations < 2))
 		goto usage;
 	test_harness_set_timeout(600);
 	return test_harness(tlbie_bench, "tlbie_bench");
 usage:
 	fprintf(stderr, "Usage: %s [-n] [-m] [-p] [-t 1-%d] [-r pages] [-i iterations] [-s MiB]",
 		argv[0], MAX_THREADS);
-	fprintf(stderr, " [-w pages] WORKLOAD\n(-m, -p: -t 2 up; -p: -i 2 up) WORKLOAD:");
+	fprintf(stderr, " [-w pages] WORKLOAD\n(-m: -t 2 up; -p: -i 2 up) WORKLOAD:");
 	for (i = 0; i < ARRAY_SIZE(workloads); i++)
 		fprintf(stderr, " %s", workloads[i].name);
 	fprintf(stderr, "\n");

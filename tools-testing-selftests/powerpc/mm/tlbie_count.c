@@ -105,9 +105,12 @@ static void learn_fixups(void)
 	char *p;
 
 	fixups = 0;
-	if (tlbie_global_unavailable() || tlbie_usable_cpus(cpu, 2) < 2 ||
-	    sched_getaffinity(0, sizeof(saved), &saved))
+	if (tlbie_global_unavailable() || sched_getaffinity(0, sizeof(saved), &saved))
 		return;
+	if (tlbie_usable_cpus(cpu, 2) < 2) {
+		printf("fix-up tlbie a flush: cannot tell (one usable CPU), taken as 0\n");
+		return;
+	}
 	if (!tlbie_bind(cpu[0]) && !tlbie_sibling_start(cpu[1])) {
 		for (fixups = -1, tries = 0; fixups < 0 && tries < 5; tries++) {
 			p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -231,19 +234,15 @@ void tlbie_count_close(void)
 	why_not = NULL;
 }
 
-void tlbie_counts_print_fields(const struct tlbie_counts *c)
+void tlbie_counts_print(const char *label, const struct tlbie_counts *c)
 {
+	if (label)
+		printf("tlbie: %s", label);
 	printf(" global=%llu global_pid=%llu global_page=%llu local=%llu local_pid=%llu",
 	       c->global, c->global_pid, c->global_page, c->local, c->local_pid);
 	printf(" pwc=%llu pwc_only=%llu kernel=%llu fixup=%llu raw_global=%llu\n",
 	       c->pwc, c->pwc_only, c->kernel, c->fixup, c->raw_global);
 	fflush(stdout);
-}
-
-void tlbie_counts_print(const char *label, const struct tlbie_counts *c)
-{
-	printf("tlbie: %s", label);
-	tlbie_counts_print_fields(c);
 }
 
 int tlbie_fixups_per_flush(void)
@@ -308,19 +307,25 @@ int tlbie_usable_cpus(int *cpu, int max)
 	int nr = get_nprocs_conf(), i, j, n = 0, round;
 	size_t size = CPU_ALLOC_SIZE(nr);
 	cpu_set_t *set = CPU_ALLOC(nr);
+	long *core = calloc(max, sizeof(*core)), id = 0;
 
-	if (!set || sched_getaffinity(0, size, set))
+	if (!set || !core || sched_getaffinity(0, size, set))
 		nr = 0;
 	for (round = 0; round < 2; round++)
 		for (i = 0; n < max && i < nr; i++) {
-			for (j = 0; !round && j < n && core_of(cpu[j]) != core_of(i); j++)
+			if (!CPU_ISSET_S(i, size, set))
+				continue;
+			id = round ? id : core_of(i);
+			for (j = 0; !round && j < n && core[j] != id; j++)
 				;
-			if (CPU_ISSET_S(i, size, set) && (round || j == n)) {
+			if (round || j == n) {
+				core[n] = id;
 				cpu[n++] = i;
 				CPU_CLR_S(i, size, set);
 			}
 		}
 	CPU_FREE(set);
+	free(core);
 	return n;
 }
 

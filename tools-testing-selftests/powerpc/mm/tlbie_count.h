@@ -42,13 +42,15 @@ enum tlbie_scope {
 
 /* Before tlbie_count_unavailable(), which opens the counters */
 void tlbie_count_set_scope(enum tlbie_scope scope);
-/* NULL, or why counting cannot be done here; before binding to one CPU */
+/*
+ * NULL, or why counting cannot be done here. It learns POWER9's fix-ups with
+ * a thread on a second CPU: call it before binding to one
+ */
 const char *tlbie_count_unavailable(void);
 int tlbie_count_start(void);
 int tlbie_count_stop(struct tlbie_counts *c);
 void tlbie_count_close(void);
-/* " key=value ..." and a newline; after "tlbie: @label" */
-void tlbie_counts_print_fields(const struct tlbie_counts *c);
+/* "tlbie: @label" (none if NULL), " key=value ..." and a newline */
 void tlbie_counts_print(const char *label, const struct tlbie_counts *c);
 
 struct event;
@@ -68,9 +70,10 @@ struct tlbie_want {
 
 /*
  * 0 if @c holds what @w wants, -1 (fail) below it, 1 (again, up to
- * TLBIE_TRIES times) above it, with flushes of the other scope (the
- * mm_cpumask trim), or where a reschedule cut one or two forced batches in
- * two (a whole-PID flush became ceiling / 2 + 1 or more per-page ones).
+ * TLBIE_TRIES times) above it: counts only gain from what else runs, but
+ * where the mm_cpumask trim makes a flush local, or a reschedule cuts one
+ * or two forced batches in two (ceiling / 2 + 1 or more per-page flushes
+ * for a whole-PID one).
  */
 int tlbie_judge(const struct tlbie_counts *c, const struct tlbie_want *w);
 #define TLBIE_TRIES	3

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include "event.h"
@@ -147,33 +146,32 @@ static int measure(const char *label, int before, bool global, int flushed)
 
 static int test_cpumask(void)
 {
-	int nr = get_nprocs_conf(), i, n, failed = 0;
+	int list[MAX_OTHERS + 1], nr, i, n, failed = 0;
 	const char *why;
 	char filter[128];
 
 	sets = have_hwcap2(PPC_FEATURE2_ARCH_3_1) ? 1 : 128;
 	why = tlbie_count_unavailable();
 	SKIP_IF_MSG(why, why);
-	SKIP_IF_MSG(tlbie_usable_cpus(cpu, 2) < 2, "needs two CPUs");
+	/* Other cores first: the thread's CPU (cpu[1]) is others[0] */
+	nr = tlbie_usable_cpus(list, ARRAY_SIZE(list));
+	SKIP_IF_MSG(nr < 2, "needs two CPUs");
+	cpu[0] = list[0];
+	cpu[1] = list[1];
 	FAIL_IF(tlbie_bind(cpu[0]) || flush(1, false, NULL) || learn_rs());
 
 	/* Counting other CPUs is system-wide: perf_event_paranoid <= 0 or CAP_PERFMON */
 	ev = calloc(2 * nr, sizeof(*ev));
 	FAIL_IF(!ev);
-	for (i = 0; i < nr && nr_others < MAX_OTHERS; i++) {
-		/* Those this process may run on */
-		if (i == cpu[0] || tlbie_bind(i))
-			continue;
+	for (i = 1; i < nr; i++) {
 		snprintf(filter, sizeof(filter), HOST "rs == %#llx", rs);
 		n = 2 * nr_others;
-		SKIP_IF_MSG(tlbie_event_open(&ev[n], -1, i, filter),
+		SKIP_IF_MSG(tlbie_event_open(&ev[n], -1, list[i], filter),
 			    "cannot count on other CPUs (perf_event_paranoid > 0?)");
 		strcat(filter, " && rb & 1024");
-		FAIL_IF(tlbie_event_open(&ev[n + 1], -1, i, filter));
-		others[nr_others++] = i;
+		FAIL_IF(tlbie_event_open(&ev[n + 1], -1, list[i], filter));
+		others[nr_others++] = list[i];
 	}
-	cpu[1] = others[0];	/* the thread's CPU: one the counts watch */
-	FAIL_IF(!nr_others || tlbie_bind(cpu[0]));
 
 	failed |= measure("after_running_elsewhere", 1, false, nr_others);
 	for (i = 0; i < 3; i++)

@@ -67,7 +67,7 @@ struct seg {
 	unsigned char kind, vmas, read, every, period;
 	unsigned short pages;
 	short only;
-	/* MEMFD: the file's pages (a later segment maps it too), the offset */
+	/* MEMFD: the file's pages (the first segment's; a later one maps it), offset */
 	unsigned short file, off;
 };
 
@@ -108,7 +108,7 @@ static const struct row rows[] = {
 	{ .name = "dontneed_64M_2_a_table_then_20",
 	  .seg = { { .kind = SEG_MEMFD, .pages = 1024, .every = 2, .file = 1044 },
 		   MEMFD(20, 0, 1024) }, .op = OP_DONTNEED, .pid = 1, .page = 64 },
-	/* A batch spans its first to last page: from 0 and 16, from 0 and 17 (3 alone) */
+	/* A batch spans its first to last page: over half the ceiling from 0 and 16, 0 and 17 */
 	{ .name = "dontneed_64M_1_in_16", .seg = { EVERY(1024, 1, 16) }, .op = OP_DONTNEED,
 	  .pid = 32 },
 	{ .name = "dontneed_64M_1_in_17", .seg = { EVERY(1024, 1, 17) }, .op = OP_DONTNEED,
@@ -134,8 +134,9 @@ static const struct row rows[] = {
 	{ .name = "guard_install_64M_of_68M", .seg = { SHARED(1088) }, .op = OP_GUARD,
 	  .skip = 32, .len = 1024, .pid = 32 },
 	/*
-	 * unmap_mapping_range(): a second process's mapping (written from the
-	 * other CPU) flushed from here, by its PID but above the bound (3 users)
+	 * unmap_mapping_range(): a second process's mapping (written on cpus[1])
+	 * flushed from here by its PID; with three users, none the zapping
+	 * task, above the bound: per page
 	 */
 	{ .name = "memfd_truncate_64M", .seg = { MEMFD(1024, 1024, 0) }, .op = OP_TRUNCATE,
 	  .pid = 32 },
@@ -298,7 +299,10 @@ static int map_seg(const struct seg *s, char *p, int *fd)
 	return 1;
 }
 
-/* A child killed and held at its exit (PTRACE_O_TRACEEXIT): process_mrelease() reaps it */
+/*
+ * A child killed and held at its exit (PTRACE_O_TRACEEXIT), for
+ * process_mrelease(); on this CPU alone, so its flushes are local
+ */
 static int hold_dying_child(struct area *a)
 {
 	int status;
@@ -506,7 +510,8 @@ static int run_row(const struct row *r)
 		tlbie_counts_print(r->name, &c);
 		/*
 		 * A reaped child's other VMAs add up to a table's per-page flushes,
-		 * which the mm_cpumask trim can drop: a reap's count below is retried.
+		 * which the mm_cpumask trim can drop: a reap's count below is
+		 * retried, and one that never flushes fails every try.
 		 */
 		w.page = r->page;
 		extra = (r->local ? c.local - c.local_pid : c.global_page) - w.page;

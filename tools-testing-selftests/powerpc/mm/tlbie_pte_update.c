@@ -15,16 +15,15 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "tlbie_count.h"
 #include "utils.h"
 
 #define MAX_WRITERS	4
@@ -35,7 +34,7 @@
 
 static char *area;
 static long page_size;
-static int nr_writers, round_no, quit, done;
+static int cpus[MAX_WRITERS + 1], nr_writers, round_no, quit, done;
 
 /* What round @r stores to page @i; 0: nothing, one page in eight */
 static inline uint64_t value(int i, int r)
@@ -54,6 +53,7 @@ static void *writer(void *arg)
 	uint64_t rnd = index * 2654435761ULL + 1;
 	unsigned long delay;
 
+	FAIL_IF_EXIT(tlbie_bind(cpus[index + 1]));
 	while (!__atomic_load_n(&quit, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&round_no, __ATOMIC_ACQUIRE) == r)
 			continue;
@@ -76,13 +76,11 @@ static void *writer(void *arg)
 static int test_pte_update(void)
 {
 	unsigned long rounds = 0, writes = 0, lost = 0, controls = 0, discarded = 0;
-	int i, r, cpu, nr = get_nprocs_conf();
-	size_t len, size = CPU_ALLOC_SIZE(nr);
 	pthread_t threads[MAX_WRITERS];
-	cpu_set_t *set, *one;
 	struct rusage ru[2];
-	pthread_attr_t attr;
 	bool hash, exec;
+	size_t len;
+	int i, r;
 	time_t end;
 
 	SKIP_IF_MSG(using_hash_mmu(&hash) || hash, "radix MMU not in use");
@@ -112,28 +110,12 @@ static int test_pte_update(void)
 		perror("mprotect(PROT_EXEC), so MADV_COLD alone rewrites the PTEs");
 	FAIL_IF(mprotect(area, len, PROT_READ | PROT_WRITE));
 
-	/* Writers on the other CPUs, however many there are */
-	set = CPU_ALLOC(nr);
-	one = CPU_ALLOC(nr);
-	FAIL_IF(!set || !one || sched_getaffinity(0, size, set));
-	cpu = pick_online_cpu();
-	FAIL_IF(bind_to_cpu(cpu) < 0);
-	CPU_CLR_S(cpu, size, set);
-	pthread_attr_init(&attr);
-	for (cpu = 0; cpu < nr && nr_writers < MAX_WRITERS; cpu++) {
-		if (!CPU_ISSET_S(cpu, size, set))
-			continue;
-		CPU_ZERO_S(size, one);
-		CPU_SET_S(cpu, size, one);
-		pthread_attr_setaffinity_np(&attr, size, one);
-		FAIL_IF(pthread_create(&threads[nr_writers], &attr, writer,
-				       (void *)(long)nr_writers));
-		nr_writers++;
-	}
-	pthread_attr_destroy(&attr);
-	CPU_FREE(set);
-	CPU_FREE(one);
-	SKIP_IF_MSG(!nr_writers, "needs two CPUs");
+	/* Writers on the other CPUs, up to MAX_WRITERS */
+	nr_writers = tlbie_usable_cpus(cpus, ARRAY_SIZE(cpus)) - 1;
+	SKIP_IF_MSG(nr_writers < 1, "needs two CPUs");
+	FAIL_IF(tlbie_bind(cpus[0]));
+	for (i = 0; i < nr_writers; i++)
+		FAIL_IF(pthread_create(&threads[i], NULL, writer, (void *)(long)i));
 
 	end = time(NULL) + SECONDS;
 	for (r = 1; time(NULL) < end; r++, rounds++) {

@@ -9,9 +9,9 @@
  * flush. After the operation a read must fault or read zero; DONTNEED and
  * punched pages are then written anew through /proc/self/mem (not this
  * CPU's TLB) and must read that. Variants: the reader asleep (its CPU
- * lazily holding the mm) or exited (exit_flush_lazy_tlbs()) during it, and
- * each row single-threaded. QEMU empties its TLB on any 2M tlbie: the rows
- * with two page sizes can fail on hardware only.
+ * lazily holding the mm) or exited (exit_flush_lazy_tlbs()) during it and
+ * started again on its CPU, and each row single-threaded. QEMU empties its
+ * TLB on any 2M tlbie: the rows with two page sizes fail on hardware only.
  *
  * rmap rows (root): a third thread watches /proc/kpagecount for the
  * reader's pages; a read that returns after a count went to 0, of a page
@@ -183,20 +183,12 @@ static bool probe(const uint64_t *p, uint64_t *v)
 	return true;
 }
 
-/* Whether @p has a page now (or pagemap cannot tell) */
-static bool mapped(const void *p)
-{
-	uint64_t e;
-
-	return pread(pagemap, &e, 8, (uintptr_t)p / page_size * 8) != 8 || e >> 63;
-}
-
 /* Read each word once; judge the reads the phase (or a count at 0) rules on */
 static void read_words(void)
 {
 	bool after_zero, ok;
+	uint64_t v = 0, e;
 	struct word *x;
-	uint64_t v = 0;
 	int ph;
 
 	for (x = words; x < words + nr_words; x++) {
@@ -216,8 +208,9 @@ static void read_words(void)
 			continue;
 		seen.after_zero += after_zero;
 		x->bad = ph == NEW ? !ok || v != ~x->old : ok && (must_fault || v);
-		if (x->bad && after_zero && mapped(x->addr)) {
-			/* Migrated: read through its new translation */
+		/* Mapped again (or pagemap cannot tell): migrated, read through it */
+		if (x->bad && after_zero &&
+		    (pread(pagemap, &e, 8, (uintptr_t)x->addr / page_size * 8) != 8 || e >> 63)) {
 			seen.moved++;
 			x->bad = false;
 			x->dead = true;
@@ -330,7 +323,8 @@ static void settle(int ph, bool threads)
 		FAIL_IF_EXIT(write(wake_pipe[1], "", 1) != 1);
 	} else if (parking == EXITED) {
 		parking = READING;
-		FAIL_IF_EXIT(pthread_create(&reader_thread, NULL, reader, (void *)(long)cpus[1]));
+		FAIL_IF_EXIT_MSG(pthread_create(&reader_thread, NULL, reader,
+						(void *)(long)cpus[1]), "cannot start a thread");
 	}
 	while (__atomic_load_n(&passes, __ATOMIC_ACQUIRE) < target)
 		;
@@ -483,7 +477,8 @@ static int run_op(const struct row *r, enum operation op, bool threads, bool *rm
 	phase = WARM;
 
 	if (threads) {
-		FAIL_IF_EXIT(pthread_create(&reader_thread, NULL, reader, (void *)(long)cpus[1]));
+		FAIL_IF_EXIT_MSG(pthread_create(&reader_thread, NULL, reader,
+						(void *)(long)cpus[1]), "cannot start a thread");
 		if (*rmap)
 			FAIL_IF_EXIT(pthread_create(&wt, NULL, watcher, (void *)(long)cpus[2]));
 		settle(WARM, threads);	/* translations cached */
@@ -606,7 +601,7 @@ static int test_stale(void)
 	guard_page = mmap(NULL, page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	FAIL_IF(guard_page == MAP_FAILED);
 	FAIL_IF(sigaction(SIGSEGV, &sa, NULL) || sigaction(SIGBUS, &sa, NULL));
-	FAIL_IF(bind_to_cpu(cpus[0]) < 0);
+	FAIL_IF(tlbie_bind(cpus[0]));
 	/* Without the reader first: flushes are local until a thread has run */
 	for (threads = 0; threads < 2; threads++)
 		for (i = 0; i < ARRAY_SIZE(rows); i++)
