@@ -67,7 +67,7 @@ static const struct row rows[] = {
 static int count(const struct row *r, struct tlbie_counts *c)
 {
 	size_t page = getpagesize(), len = 3 * SPAN, off;
-	long thp = tlbie_rollup_kb(0, "AnonHugePages");
+	long thp = tlbie_anon_huge_kb();
 	char *map, *p, *to;
 	int rc;
 
@@ -80,7 +80,7 @@ static int count(const struct row *r, struct tlbie_counts *c)
 				     tlbie_nohugepage(p, 2 * SPAN);
 	for (off = 0; !rc && off < 2 * SPAN; off += page)
 		p[off] = 1;
-	if (r->op == OP_THP_SPLIT && (rc || tlbie_rollup_kb(0, "AnonHugePages") - thp < 2048)) {
+	if (r->op == OP_THP_SPLIT && (rc || tlbie_anon_huge_kb() - thp < 2048)) {
 		munmap(map, len);
 		return 1;
 	}

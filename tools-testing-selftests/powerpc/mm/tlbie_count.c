@@ -393,17 +393,14 @@ void tlbie_sibling_stop(void)
 		sched_yield();
 }
 
-long tlbie_rollup_kb(pid_t pid, const char *field)
+long tlbie_anon_huge_kb(void)
 {
-	char path[64], fmt[40], line[128];
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	char line[128];
 	long kb = -1;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", pid ? pid : getpid());
-	snprintf(fmt, sizeof(fmt), "%s: %%ld", field);
-	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, fmt, &kb) == 1)
+		if (sscanf(line, "AnonHugePages: %ld", &kb) == 1)
 			break;
 	if (f)
 		fclose(f);

@@ -94,8 +94,8 @@ int tlbie_sibling_start(int cpu);
 /* Stops the newest; returns once it has left the mm */
 void tlbie_sibling_stop(void);
 
-/* @field (AnonHugePages, Rss) of process @pid (0: this one), in kB; -1 */
-long tlbie_rollup_kb(pid_t pid, const char *field);
+/* AnonHugePages of this process, in kB */
+long tlbie_anon_huge_kb(void);
 /* MADV_NOHUGEPAGE, where the kernel has THP */
 int tlbie_nohugepage(void *p, size_t len);
 

@@ -237,7 +237,6 @@ struct area {
 	size_t hole_len, pages;
 	int fd, pidfd;
 	pid_t child;
-	long other;		/* pages a reaped child maps beside the row */
 };
 
 /* One segment at @p: 0, 1 if this kernel cannot have it, -1 on error */
@@ -246,7 +245,7 @@ static int map_seg(const struct seg *s, char *p, int *fd)
 	size_t len = s->pages * page_size, piece = len / (s->vmas ? s->vmas : 1), i;
 	int prot = PROT_READ | PROT_WRITE, flags = MAP_FIXED | MAP_ANONYMOUS, id;
 	size_t period = s->period ? s->period : TABLE_PAGES;
-	long thp = tlbie_rollup_kb(0, "AnonHugePages");
+	long thp = tlbie_anon_huge_kb();
 	char *q;
 
 	switch (s->kind) {
@@ -294,7 +293,7 @@ static int map_seg(const struct seg *s, char *p, int *fd)
 		if ((!s->every || i % period < s->every) && (s->only <= 0 || i < (size_t)s->only) &&
 		    (s->only >= 0 || (long)i >= s->pages + s->only))
 			p[i * page_size] = 1;
-	if (s->kind != SEG_THP || tlbie_rollup_kb(0, "AnonHugePages") - thp >= 2048)
+	if (s->kind != SEG_THP || tlbie_anon_huge_kb() - thp >= 2048)
 		return 0;
 	errno = ENOMEM;		/* no THP to be had */
 	return 1;
@@ -307,7 +306,6 @@ static int map_seg(const struct seg *s, char *p, int *fd)
 static int hold_dying_child(struct area *a)
 {
 	int status;
-	long rss;
 
 	a->child = fork();
 	if (!a->child) {
@@ -321,15 +319,7 @@ static int hold_dying_child(struct area *a)
 		return errno == EPERM ? 1 : -1;
 	if (kill(a->child, SIGKILL) || waitpid(a->child, &status, __WALL) != a->child)
 		return -1;
-	if (status >> 8 != (SIGTRAP | PTRACE_EVENT_EXIT << 8))
-		return -1;
-	/* Before exit_mm(): its other VMAs' pages, each at most a flush */
-	rss = tlbie_rollup_kb(a->child, "Rss");
-	if (rss < 0)
-		return -1;
-	rss = rss * 1024 / page_size - (long)a->pages;
-	a->other = rss > 0 ? rss : 0;
-	return 0;
+	return status >> 8 == (SIGTRAP | PTRACE_EVENT_EXIT << 8) ? 0 : -1;
 }
 
 static void *idle(void *arg)
@@ -519,14 +509,14 @@ static int run_row(const struct row *r)
 		}
 		tlbie_counts_print(r->name, &c);
 		/*
-		 * A reaped child's other VMAs add up to their pages' per-page
-		 * flushes, which the mm_cpumask trim can drop: a reap's count
-		 * below is retried, and one that never flushes fails every try.
+		 * A reaped child's other VMAs add up to a table's per-page flushes,
+		 * which the mm_cpumask trim can drop: a reap's count below is
+		 * retried, and one that never flushes fails every try.
 		 */
 		w.page = r->page;
 		extra = (r->local ? c.local - c.local_pid : c.global_page) - w.page;
 		if (r->op == OP_REAP && extra > 0)
-			w.page += extra < a.other ? extra : a.other;
+			w.page += extra < TABLE_PAGES ? extra : TABLE_PAGES;
 		v = tlbie_judge(&c, &w);
 		if (v < 0 && r->op == OP_REAP)
 			v = 1;
