@@ -307,7 +307,7 @@ int tlbie_usable_cpus(int *cpu, int max)
 	int nr = get_nprocs_conf(), i, j, n = 0, round;
 	size_t size = CPU_ALLOC_SIZE(nr);
 	cpu_set_t *set = CPU_ALLOC(nr);
-	long *core = calloc(max, sizeof(*core)), id = 0;
+	long *core = calloc(max, sizeof(*core));
 
 	if (!set || !core || sched_getaffinity(0, size, set))
 		nr = 0;
@@ -315,11 +315,11 @@ int tlbie_usable_cpus(int *cpu, int max)
 		for (i = 0; n < max && i < nr; i++) {
 			if (!CPU_ISSET_S(i, size, set))
 				continue;
-			id = round ? id : core_of(i);
-			for (j = 0; !round && j < n && core[j] != id; j++)
+			if (!round)
+				core[n] = core_of(i);
+			for (j = 0; !round && j < n && core[j] != core[n]; j++)
 				;
 			if (round || j == n) {
-				core[n] = id;
 				cpu[n++] = i;
 				CPU_CLR_S(i, size, set);
 			}

@@ -60,7 +60,8 @@ static int shm_counted(size_t len, struct tlbie_counts *c)
 
 int main(int argc, char *argv[])
 {
-	unsigned long mib = 64, threads = 2, iterations = 1, i, *num;
+	unsigned long mib = 64, threads = 2, iterations = 1, i;
+	unsigned long *num[128] = { ['s'] = &mib, ['t'] = &threads, ['i'] = &iterations };
 	char label[64], label2[64];
 	struct tlbie_counts c, c2;
 	const char *why, *suffix = "";
@@ -68,12 +69,12 @@ int main(int argc, char *argv[])
 	bool pmd = false;
 
 	while ((opt = getopt(argc, argv, "s:t:i:pl:")) != -1) {
-		num = opt == 's' ? &mib : opt == 't' ? &threads : &iterations;
 		if (opt == 'p')
 			pmd = true;
 		else if (opt == 'l')
 			suffix = optarg;
-		else if (!strchr("sti", opt) || parse_ulong(optarg, strlen(optarg), num, 0))
+		else if (opt < 0 || opt >= 128 || !num[opt] ||
+			 parse_ulong(optarg, strlen(optarg), num[opt], 0))
 			mib = 0;
 	}
 	if (!mib || (threads != 1 && threads != 2)) {

@@ -183,6 +183,12 @@ static bool probe(const uint64_t *p, uint64_t *v)
 	return true;
 }
 
+/* @p's /proc/self/pagemap entry in *@e (bit 63: present); false if unread */
+static bool pagemap_entry(const void *p, uint64_t *e)
+{
+	return pread(pagemap, e, 8, (uintptr_t)p / page_size * 8) == 8;
+}
+
 /* Read each word once; judge the reads the phase (or a count at 0) rules on */
 static void read_words(void)
 {
@@ -209,8 +215,7 @@ static void read_words(void)
 		seen.after_zero += after_zero;
 		x->bad = ph == NEW ? !ok || v != ~x->old : ok && (must_fault || v);
 		/* Mapped again (or pagemap cannot tell): migrated, read through it */
-		if (x->bad && after_zero &&
-		    (pread(pagemap, &e, 8, (uintptr_t)x->addr / page_size * 8) != 8 || e >> 63)) {
+		if (x->bad && after_zero && (!pagemap_entry(x->addr, &e) || e >> 63)) {
 			seen.moved++;
 			x->bad = false;
 			x->dead = true;
@@ -405,8 +410,7 @@ static const char *find_frames(void)
 	int i;
 
 	for (i = 0; i < nr_words; i++) {
-		if (pread(pagemap, &e, 8, (uintptr_t)words[i].addr / page_size * 8) != 8 ||
-		    !(e >> 63))
+		if (!pagemap_entry(words[i].addr, &e) || !(e >> 63))
 			return "a page not in /proc/self/pagemap";
 		words[i].pfn = e & ((1ULL << 55) - 1);
 		if (pread(kpagecount, &count, 8, words[i].pfn * 8) != 8 ||
