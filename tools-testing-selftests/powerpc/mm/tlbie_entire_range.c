@@ -237,6 +237,7 @@ struct area {
 	size_t hole_len, pages;
 	int fd, pidfd;
 	pid_t child;
+	long others;		/* a reap's bound on the child's other flushes */
 };
 
 /* One segment at @p: 0, 1 if this kernel cannot have it, -1 on error */
@@ -300,6 +301,42 @@ static int map_seg(const struct seg *s, char *p, int *fd)
 }
 
 /*
+ * The per-page flushes a reap of the child's other VMAs can take: in each one
+ * the reaper zaps (not shared, hugetlb or PFN-mapped), its gather flushes the
+ * span from its first present page to its last
+ */
+static long other_spans(struct area *a)
+{
+	unsigned long start = 0, end = 0, va, first, last;
+	char buf[256];
+	uint64_t e;
+	long spans;
+	FILE *f;
+	int pm;
+
+	snprintf(buf, sizeof(buf), "/proc/%d/pagemap", a->child);
+	pm = open(buf, O_RDONLY);
+	snprintf(buf, sizeof(buf), "/proc/%d/smaps", a->child);
+	f = fopen(buf, "r");
+	for (spans = pm >= 0 && f ? 0 : -1; spans >= 0 && fgets(buf, sizeof(buf), f);) {
+		if (sscanf(buf, "%lx-%lx ", &va, &end) == 2)
+			start = va;
+		if (strncmp(buf, "VmFlags:", 8) || strstr(buf, " sh") || strstr(buf, " ht") ||
+		    strstr(buf, " pf") || (start >= (unsigned long)a->hole &&
+					   start < (unsigned long)a->hole + a->hole_len))
+			continue;
+		for (first = 0, last = 0, va = start; va < end; va += page_size)
+			if (pread(pm, &e, 8, va / page_size * 8) == 8 && e >> 63)
+				last = first ? va : (first = va);
+		spans += first ? (last - first) / page_size + 1 : 0;
+	}
+	if (f)
+		fclose(f);
+	close(pm);
+	return spans;
+}
+
+/*
  * A child killed and held at its exit (PTRACE_O_TRACEEXIT), for
  * process_mrelease(); on this CPU alone, so its flushes are local
  */
@@ -317,9 +354,11 @@ static int hold_dying_child(struct area *a)
 	a->pidfd = syscall(__NR_pidfd_open, a->child, 0);
 	if (a->pidfd < 0 || ptrace(PTRACE_SEIZE, a->child, 0, PTRACE_O_TRACEEXIT))
 		return errno == EPERM ? 1 : -1;
-	if (kill(a->child, SIGKILL) || waitpid(a->child, &status, __WALL) != a->child)
+	if (kill(a->child, SIGKILL) || waitpid(a->child, &status, __WALL) != a->child ||
+	    status >> 8 != (SIGTRAP | PTRACE_EVENT_EXIT << 8))
 		return -1;
-	return status >> 8 == (SIGTRAP | PTRACE_EVENT_EXIT << 8) ? 0 : -1;
+	a->others = other_spans(a);
+	return a->others < 0 ? -1 : 0;
 }
 
 static void *idle(void *arg)
@@ -509,14 +548,16 @@ static int run_row(const struct row *r)
 		}
 		tlbie_counts_print(r->name, &c);
 		/*
-		 * A reaped child's other VMAs add up to a table's per-page flushes,
-		 * which the mm_cpumask trim can drop: a reap's count below is
-		 * retried, and one that never flushes fails every try.
+		 * A reaped child's other VMAs add at most their spans' per-page
+		 * flushes, which the mm_cpumask trim can drop: a reap's count
+		 * below is retried, and one that never flushes fails every try.
 		 */
 		w.page = r->page;
 		extra = (r->local ? c.local - c.local_pid : c.global_page) - w.page;
 		if (r->op == OP_REAP && extra > 0)
-			w.page += extra < TABLE_PAGES ? extra : TABLE_PAGES;
+			w.page += extra < a.others ? extra : a.others;
+		if (r->op == OP_REAP)
+			printf("%s: the child's other VMAs: %ld pages\n", r->name, a.others);
 		v = tlbie_judge(&c, &w);
 		if (v < 0 && r->op == OP_REAP)
 			v = 1;
