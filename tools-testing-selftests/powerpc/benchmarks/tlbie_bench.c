@@ -4,16 +4,12 @@
  * the batches of a large zap"): a large zap of shared dirty memory issues
  * fewer tlbie, and the other threads refill their TLBs after each whole-PID
  * flush. This counts both, and with -p prices them on POWER9 and POWER10.
- *
- * Usage: tlbie_bench [-n] [-m] [-p] [-t threads] [-r pages] [-i iterations]
- *		      [-s MiB] [-w pages] WORKLOAD (workloads[])
- * -t N: N - 1 more threads, a core each while there are cores (flushes are
- * global), each walking -r pages of its own (0: spins). -n: no counting. No
- * arguments: -p -t 2 -r 256 -i 4 shm. Prints "bench: LABEL iters=N ns=N
- * [marks=N mark_addr=A] spread=N COUNTS": ns times the operations (under
- * QEMU, the emulator); COUNTS (all CPUs) are those of the iteration with the
- * fewest invalidations, spread how many more the busiest had ("counts=none
- * (why)" where it cannot count). A first iteration is not counted.
+ * -t N: N - 1 more threads, a core each while there are cores, each walking
+ * -r pages of its own (0: spins); no arguments: -p -t 2 -r 256 -i 4 shm.
+ * Prints "bench: LABEL iters=N ns=N [marks=N mark_addr=A] spread=N COUNTS":
+ * ns times the operations (under QEMU, the emulator); COUNTS (all CPUs) are
+ * the iteration's with the fewest invalidations, spread how many more the
+ * busiest had ("counts=none (why)" where it does not count, as with -n).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <time.h>
@@ -39,9 +34,8 @@ enum { SHMDT, PUNCH, TRUNCATE, REMOVE, DONTNEED, MUNMAP };
 enum { DENSE, PER_PMD, FIRST_PMDS };	/* what -w means */
 
 /*
- * -s MiB of dirty shared memory: SysV shm detached, or a memfd punched,
- * truncated, MADV_REMOVEd, MADV_DONTNEEDed or unmapped; shm_sparse: -w
- * dirty pages a page table; memfd_first: the first -w tables only.
+ * -s MiB of dirty shared memory, SysV shm or a memfd; shm_sparse: -w dirty
+ * pages a page table; memfd_first: the first -w tables only
  */
 static const struct workload {
 	const char *name;
@@ -131,12 +125,11 @@ static void mark(int after)
 
 /*
  * -p: up to each other thread's first lap after the operation, the zapping
- * thread's stall cycles per tlbie (per-page alone: the base's memfd_*;
- * whole-PID alone: the rule's), and the others' data TLB misses, cycles a
- * miss (POWER10: the oldest instruction's stall; POWER9: table walks, so
- * not comparable) and tlbie snoop cycles (POWER9: snoops) per tlbie. Events
- * on one counter take alternate iterations. Codes: tools/perf/pmu-events/
- * arch/powerpc/power{9,10} (POWER11: POWER10's).
+ * thread's stall cycles per tlbie, and the others' data TLB misses, cycles a
+ * miss (POWER10: the oldest instruction's stall; POWER9: table walks, not
+ * comparable) and tlbie snoop cycles (POWER9: snoops) per tlbie. Events on
+ * one counter take alternate iterations. Codes: tools/perf/pmu-events/arch/
+ * powerpc/power{9,10} (POWER11: POWER10's).
  */
 enum { STALL, SYNC, WALK, MISS, SNOOP, NR_ROLES };
 
@@ -196,7 +189,7 @@ static void pmu_switch(unsigned long iter, int on)
 
 	for (r = 0; r < NR_ROLES; r++)
 		for (t = FIRST(r); pdef[r] && (pdef[r]->iters & (iter % 2 + 1)) && t < END(r); t++)
-			ioctl(pev[r][t].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE);
+			(on ? event_enable : event_disable)(&pev[r][t]);
 }
 
 static void pmu_report(const char *label, double tlbie)
@@ -216,7 +209,9 @@ static void pmu_report(const char *label, double tlbie)
 				v[r] += (double)e->result.value * e->result.enabled /
 					e->result.running / n;
 		}
-		printf(" %s=%.1f", pdef[r]->name, v[r]);
+		/* Zero where there was something to count: the CPU does not count it */
+		printf(" %s=%.1f%s", pdef[r]->name, v[r],
+		       !v[r] && (r == WALK || r == MISS ? ws : tlbie) ? "(uncounted)" : "");
 	}
 	if (tlbie && v[STALL])
 		printf(" stall_per_tlbie=%.1f", v[STALL] / tlbie);
@@ -227,11 +222,6 @@ static void pmu_report(const char *label, double tlbie)
 	if (tlbie && v[SNOOP])
 		printf(" snoop_per_tlbie=%.1f", v[SNOOP] / (threads - 1) / tlbie);
 	printf("\n");
-	/* Zero where there was something to count: the CPU does not count it */
-	for (r = 0; r < NR_ROLES; r++)
-		if (pdef[r] && !v[r] && (r == WALK || r == MISS ? ws : tlbie))
-			printf("pmu: %s unavailable %s (%#llx): counted nothing, as under QEMU\n",
-			       label, pdef[r]->name, (unsigned long long)pdef[r]->code);
 }
 
 /* @len bytes at a page-table boundary: SysV shm (@fd < 0) or the memfd @fd */
@@ -282,15 +272,10 @@ static int run_once(unsigned long iter, struct tlbie_counts *c)
 			return -1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t[0]);
-	if (wl->op == SHMDT)
-		rc = shmdt(p);
-	else if (wl->op == PUNCH)
-		rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, len);
-	else if (wl->op == TRUNCATE)
-		rc = ftruncate(fd, 0);
-	else
-		rc = wl->op == MUNMAP ? munmap(p, len) :
-		     madvise(p, len, wl->op == REMOVE ? MADV_REMOVE : MADV_DONTNEED);
+	rc = wl->op == SHMDT ? shmdt(p) : wl->op == TRUNCATE ? ftruncate(fd, 0) :
+	     wl->op == PUNCH ? fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, len) :
+	     wl->op == MUNMAP ? munmap(p, len) :
+	     madvise(p, len, wl->op == REMOVE ? MADV_REMOVE : MADV_DONTNEED);
 	clock_gettime(CLOCK_MONOTONIC, &t[1]);
 	ns += (t[1].tv_sec - t[0].tv_sec) * 1000000000ULL + t[1].tv_nsec - t[0].tv_nsec;
 	if (c && use_counts && tlbie_count_stop(c))
@@ -390,7 +375,6 @@ int main(int argc, char *argv[])
 		['t'] = &threads, ['r'] = &ws, ['i'] = &iterations, ['s'] = &mib, ['w'] = &w,
 		['n'] = &no_counts, ['m'] = &use_marks, ['p'] = &use_pmu,
 	};
-	const char *name = "shm";
 	unsigned long i;
 	int opt;
 
@@ -404,12 +388,10 @@ int main(int argc, char *argv[])
 			 parse_ulong(optarg, strlen(optarg), num[opt], 0))
 			goto usage;
 	}
-	if (optind < argc)
-		name = argv[optind++];
 	for (i = 0; i < ARRAY_SIZE(workloads); i++)
-		if (!strcmp(name, workloads[i].name))
+		if (!strcmp(optind < argc ? argv[optind] : "shm", workloads[i].name))
 			wl = &workloads[i];
-	if (!wl || optind != argc || !threads || threads > MAX_THREADS || !iterations ||
+	if (!wl || argc - optind > 1 || !threads || threads > MAX_THREADS || !iterations ||
 	    iterations > 100000 || !mib || mib > (1UL << 20) || ws > (1UL << 24) ||
 	    (use_marks && threads < 2) || (use_pmu && iterations < 2))
 		goto usage;

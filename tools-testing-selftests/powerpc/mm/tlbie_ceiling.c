@@ -66,7 +66,7 @@ static const struct row rows[] = {
 /* @r's flush counted: 0, 1 if no THP could be had, -1 on error */
 static int count(const struct row *r, struct tlbie_counts *c)
 {
-	size_t page = getpagesize(), len = 3 * SPAN, off;
+	size_t page = getpagesize(), len = 3 * SPAN, off, n = r->pages * page;
 	long thp = tlbie_anon_huge_kb();
 	char *map, *p, *to;
 	int rc;
@@ -86,24 +86,14 @@ static int count(const struct row *r, struct tlbie_counts *c)
 	}
 	/* The hole mremap() moves to, made before counting */
 	if (!rc && r->op == OP_MREMAP)
-		rc = munmap(to, r->pages * page);
+		rc = munmap(to, n);
 	p += page * (r->op != OP_THP_SPLIT);
 	if (!rc)
 		rc = tlbie_count_start();
-	switch (r->op) {
-	case OP_MUNMAP:
-		rc = rc ?: munmap(p, r->pages * page);
-		break;
-	case OP_DONTNEED:
-		rc = rc ?: madvise(p, r->pages * page, MADV_DONTNEED);
-		break;
-	case OP_MREMAP:
-		rc = rc ?: mremap(p, r->pages * page, r->pages * page,
-				  MREMAP_MAYMOVE | MREMAP_FIXED, to) != to;
-		break;
-	default:
-		rc = rc ?: mprotect(p, r->pages * page, PROT_READ);
-	}
+	rc = rc ?: r->op == OP_MUNMAP ? munmap(p, n) :
+		   r->op == OP_DONTNEED ? madvise(p, n, MADV_DONTNEED) :
+		   r->op == OP_MREMAP ? mremap(p, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, to) != to :
+		   mprotect(p, n, PROT_READ);
 	rc = rc ?: tlbie_count_stop(c);
 	munmap(map, len);
 	return rc ? -1 : 0;

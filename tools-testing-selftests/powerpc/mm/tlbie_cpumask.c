@@ -99,13 +99,9 @@ static unsigned long long other_counts(unsigned long long *pid)
 	int i;
 
 	*pid = 0;
-	for (i = 0; i < 2 * nr_others; i++) {
-		event_read(&ev[i]);
-		if (i & 1)
-			*pid += ev[i].result.value;
-		else
-			sum += ev[i].result.value;
-	}
+	for (i = 0; i < 2 * nr_others; i++)
+		if (!event_read(&ev[i]))
+			*(i & 1 ? pid : &sum) += ev[i].result.value;	/* odd: whole-PID */
 	return sum;
 }
 

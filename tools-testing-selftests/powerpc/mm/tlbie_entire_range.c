@@ -322,8 +322,7 @@ static long other_spans(struct area *a)
 		if (sscanf(buf, "%lx-%lx ", &va, &end) == 2)
 			start = va;
 		if (strncmp(buf, "VmFlags:", 8) || strstr(buf, " sh") || strstr(buf, " ht") ||
-		    strstr(buf, " pf") || (start >= (unsigned long)a->hole &&
-					   start < (unsigned long)a->hole + a->hole_len))
+		    strstr(buf, " pf") || start - (unsigned long)a->hole < a->hole_len)
 			continue;
 		for (first = 0, last = 0, va = start; va < end; va += page_size)
 			if (pread(pm, &e, 8, va / page_size * 8) == 8 && e >> 63)
