@@ -152,8 +152,7 @@ static int test_cpumask(void)
 	/* Other cores first: the thread's CPU (cpu[1]) is others[0] */
 	nr = tlbie_usable_cpus(list, ARRAY_SIZE(list));
 	SKIP_IF_MSG(nr < 2, "needs two CPUs");
-	cpu[0] = list[0];
-	cpu[1] = list[1];
+	memcpy(cpu, list, sizeof(cpu));
 	FAIL_IF(tlbie_bind(cpu[0]) || flush(1, false, NULL) || learn_rs());
 
 	/* Counting other CPUs is system-wide: perf_event_paranoid <= 0 or CAP_PERFMON */

@@ -581,14 +581,13 @@ static int test_stale(void)
 	SKIP_IF_MSG(using_hash_mmu(&hash) || hash, "radix MMU not in use");
 	nr_cpus = tlbie_usable_cpus(cpus, ARRAY_SIZE(cpus));
 	SKIP_IF_MSG(nr_cpus < 2, "needs two CPUs");
-	printf("main thread on CPU %d, reader on %d\n", cpus[0], cpus[1]);
 	page_size = sysconf(_SC_PAGESIZE);
 	per_table = PMD_SPAN / page_size;
 	srandom(time(NULL) ^ getpid());
-	read_debugfs_int("powerpc/tlb_single_page_flush_ceiling", &ceiling_pages[GLOBAL_CEIL]);
-	read_debugfs_int("powerpc/tlb_local_single_page_flush_ceiling", &ceiling_pages[LOCAL_CEIL]);
-	printf("ceilings: global %d, local %d pages\n", ceiling_pages[GLOBAL_CEIL],
-	       ceiling_pages[LOCAL_CEIL]);
+	read_debugfs_int(TLBIE_GLOBAL_CEILING, &ceiling_pages[GLOBAL_CEIL]);
+	read_debugfs_int(TLBIE_LOCAL_CEILING, &ceiling_pages[LOCAL_CEIL]);
+	printf("main thread on CPU %d, reader on %d; ceilings: global %d, local %d pages\n",
+	       cpus[0], cpus[1], ceiling_pages[GLOBAL_CEIL], ceiling_pages[LOCAL_CEIL]);
 	no_hugetlb = !find_huge_pages();
 	if (no_hugetlb)
 		printf("hugetlb rows not measured: too few free 2MB huge pages\n");
