@@ -39,7 +39,8 @@
  * takes the register's.
  *
  * What the plugin does not know, and assumes:
- *   - page sizes: user pages are 64K unless declared (3 above); the
+ *   - page sizes: user pages are 64K (page=4k: 4K) unless declared (3
+ *     above); the
  *     kernel's linear map (0xc000... below 0xc008...) 1G, the rest of
  *     quadrant 3 64K. Kernel entries only take TLB space here: a flush of
  *     a user PID never drops them.
@@ -65,8 +66,9 @@
  * Arguments: geometry=p9|p10 (sets and ways below), sets=N, ways=N,
  * smt=N (consecutive vCPUs that share one core's TLB, as -smp threads=N),
  * endian=le|be (of the guest's instructions and registers; be for the
- * bare-metal test), msr=on|off. Output goes through qemu_plugin_outs(): run QEMU with
- * -d plugin -D FILE.
+ * bare-metal test), msr=on|off, page=64k|4k (the guest kernel's base page
+ * size: that of user memory no marker declared). Output goes through
+ * qemu_plugin_outs(): run QEMU with -d plugin -D FILE.
  */
 #include <glib.h>
 #include <inttypes.h>
@@ -139,6 +141,7 @@ struct vcpu {
 static unsigned int nsets, nways, smt = 1;
 static const char *geometry_name;
 static bool big_endian, check_msr;
+static uint8_t user_shift = 16;	/* page=: undeclared user memory's page shift */
 static struct tlb *tlbs;
 static unsigned int ntlbs;
 static struct vcpu *vcpus;
@@ -225,7 +228,7 @@ static bool classify(unsigned int vcpu, uint64_t ea, uint32_t *pid, uint8_t *shi
 	if (ea >= USER_EA_END)
 		return false;	/* quadrants 1 and 2: a hypervisor's */
 	*pid = vcpus[vcpu].pid;
-	*shift = 16;
+	*shift = user_shift;
 	for (unsigned int i = 0; i < nranges; i++) {
 		if (ranges[i].pid == *pid && ea >= ranges[i].start && ea < ranges[i].end) {
 			*shift = ranges[i].shift;
@@ -780,6 +783,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				fprintf(stderr, "tlb-model: msr=%s: on or off\n", v);
 				return -1;
 			}
+		} else if (!strncmp(argv[i], "page", k) && k == 4) {
+			if (strcmp(v, "64k") && strcmp(v, "4k")) {
+				fprintf(stderr, "tlb-model: page=%s: 64k or 4k\n", v);
+				return -1;
+			}
+			user_shift = strcmp(v, "4k") ? 16 : 12;
 		} else if (!strncmp(argv[i], "endian", k) && k == 6) {
 			if (strcmp(v, "le") && strcmp(v, "be")) {
 				fprintf(stderr, "tlb-model: endian=%s: le or be\n", v);

@@ -2,10 +2,11 @@
 /*
  * tlb-refill: the refill side of a flush, for the TLB model plugin
  * (qemu/tlb-model.c). Threads on the other CPUs loop over private working
- * sets of W 64K pages each, one load per page, while the main thread runs
- * an operation that flushes: the plugin counts, per core, the misses the
- * flushes cost the threads (the modelled TLB against one that flushed
- * exactly the operation's range) and the entries each flush dropped.
+ * sets of W pages each (the kernel's base pages: 64K, or 4K), one load per
+ * page, while the main thread runs an operation that flushes: the plugin
+ * counts, per core, the misses the flushes cost the threads (the modelled
+ * TLB against one that flushed exactly the operation's range) and the
+ * entries each flush dropped.
  *
  * Each iteration: the region is created and dirtied, every thread makes two
  * passes over its working set (a warm TLB), the plugin's phase begins on
@@ -42,9 +43,9 @@
 #include <sys/shm.h>
 #include <unistd.h>
 
-#define PAGE	(64UL << 10)
 #define PMD	(2UL << 20)
 
+static unsigned long page;	/* the kernel's base page size */
 static const char *op = "shmdt";
 static unsigned long mib = 64, wpages = 256;
 static int nthreads = 3, iterations = 3, item;
@@ -80,17 +81,17 @@ static void *worker(void *arg)
 	unsigned long sum = 0;
 
 	pin(id + 1);
-	ws = mmap(NULL, wpages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ws = mmap(NULL, wpages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ws == MAP_FAILED) {
 		perror("refill: mmap of a working set");
 		exit(1);
 	}
-	madvise((void *)ws, wpages * PAGE, MADV_NOHUGEPAGE);
+	madvise((void *)ws, wpages * page, MADV_NOHUGEPAGE);
 	for (unsigned long p = 0; p < wpages; p++)
-		ws[p * PAGE] = 1;
+		ws[p * page] = 1;
 	while (!atomic_load(&stop)) {
 		for (unsigned long p = 0; p < wpages; p++)
-			sum += ws[p * PAGE];
+			sum += ws[p * page];
 		atomic_fetch_add(&passes[id], 1);
 	}
 	return (void *)sum;
@@ -110,7 +111,7 @@ static void wait_passes(unsigned long n)
 
 static void dirty(char *p, unsigned long len)
 {
-	for (unsigned long off = 0; off < len; off += PAGE)
+	for (unsigned long off = 0; off < len; off += page)
 		p[off] = 1;
 }
 
@@ -170,7 +171,7 @@ static void run(int iteration)
 			p = NULL;
 		} else {
 			for (unsigned long off = 0; off < len; off += PMD)
-				if (madvise(p + off, 2 * PAGE, MADV_DONTNEED))
+				if (madvise(p + off, 2 * page, MADV_DONTNEED))
 					fail("madvise");
 		}
 	} else {
@@ -192,6 +193,7 @@ int main(int argc, char **argv)
 	pthread_t t[64];
 	int c;
 
+	page = sysconf(_SC_PAGESIZE);
 	while ((c = getopt(argc, argv, "o:s:w:t:i:n:")) != -1) {
 		switch (c) {
 		case 'o': op = optarg; break;
