@@ -653,10 +653,10 @@ static uint32_t insn_word(const struct qemu_plugin_insn *insn)
 }
 
 /*
- * Count a block's instructions from a callback, not an inline add: under
- * -icount, QEMU 10.0.2's inline per-vCPU ops break the guest (a block add
- * made pseries deliver an hcall's "sc 1" to the guest's 0xc00 vector; an
- * instruction add aborts QEMU with "Bad icount read"), a callback does not.
+ * Count a block's instructions from a callback, not an inline add: in
+ * round-robin TCG (TCG=single, -icount) QEMU 10.0.2's inline per-vCPU ops
+ * broke pseries guests (qemu/plugins/0001 fixes the vCPU index they use;
+ * a stock QEMU still has it).
  */
 static void vcpu_tb_exec(unsigned int vcpu, void *n)
 {
