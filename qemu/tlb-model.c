@@ -39,11 +39,10 @@
  * takes the register's.
  *
  * What the plugin does not know, and assumes:
- *   - page sizes: user pages are 64K (page=4k: 4K) unless declared (3
- *     above); the
- *     kernel's linear map (0xc000... below 0xc008...) 1G, the rest of
- *     quadrant 3 64K. Kernel entries only take TLB space here: a flush of
- *     a user PID never drops them.
+ *   - page sizes: the kernel's base page size (page=, 64K) for user
+ *     memory no marker declared (3 above) and for quadrant 3 outside the
+ *     linear map (0xc000... below 0xc008..., 1G pages). Kernel entries
+ *     only take TLB space here: a flush of a user PID never drops them.
  *   - translation mode: every access counts as translated (a radix guest
  *     runs relocated but for early boot and RTAS calls). msr=on reads MSR
  *     at every access and counts only relocated ones: exact, and slow (the
@@ -67,8 +66,8 @@
  * smt=N (consecutive vCPUs that share one core's TLB, as -smp threads=N),
  * endian=le|be (of the guest's instructions and registers; be for the
  * bare-metal test), msr=on|off, page=64k|4k (the guest kernel's base page
- * size: that of user memory no marker declared). Output goes through
- * qemu_plugin_outs(): run QEMU with -d plugin -D FILE.
+ * size). Output goes through qemu_plugin_outs(): run QEMU with -d plugin
+ * -D FILE.
  */
 #include <glib.h>
 #include <inttypes.h>
@@ -141,7 +140,7 @@ struct vcpu {
 static unsigned int nsets, nways, smt = 1;
 static const char *geometry_name;
 static bool big_endian, check_msr;
-static uint8_t user_shift = 16;	/* page=: undeclared user memory's page shift */
+static uint8_t base_shift = 16;	/* page=: the kernel's base page shift */
 static struct tlb *tlbs;
 static unsigned int ntlbs;
 static struct vcpu *vcpus;
@@ -222,13 +221,13 @@ static bool classify(unsigned int vcpu, uint64_t ea, uint32_t *pid, uint8_t *shi
 {
 	if (ea >= KERNEL_EA) {
 		*pid = 0;
-		*shift = ea < VMALLOC_EA ? 30 : 16;
+		*shift = ea < VMALLOC_EA ? 30 : base_shift;
 		return true;
 	}
 	if (ea >= USER_EA_END)
 		return false;	/* quadrants 1 and 2: a hypervisor's */
 	*pid = vcpus[vcpu].pid;
-	*shift = user_shift;
+	*shift = base_shift;
 	for (unsigned int i = 0; i < nranges; i++) {
 		if (ranges[i].pid == *pid && ea >= ranges[i].start && ea < ranges[i].end) {
 			*shift = ranges[i].shift;
@@ -788,7 +787,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				fprintf(stderr, "tlb-model: page=%s: 64k or 4k\n", v);
 				return -1;
 			}
-			user_shift = strcmp(v, "4k") ? 16 : 12;
+			base_shift = strcmp(v, "4k") ? 16 : 12;
 		} else if (!strncmp(argv[i], "endian", k) && k == 6) {
 			if (strcmp(v, "le") && strcmp(v, "be")) {
 				fprintf(stderr, "tlb-model: endian=%s: le or be\n", v);
