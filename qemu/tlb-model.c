@@ -651,24 +651,13 @@ static uint32_t insn_word(const struct qemu_plugin_insn *insn)
 	return (uint32_t)b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0];
 }
 
-/*
- * Count a block's instructions from a callback, not an inline add: in
- * round-robin TCG (TCG=single, -icount) QEMU 10.0.2's inline per-vCPU ops
- * broke pseries guests (qemu/plugins/0001 fixes the vCPU index they use;
- * a stock QEMU still has it).
- */
-static void vcpu_tb_exec(unsigned int vcpu, void *n)
-{
-	qemu_plugin_u64_add(insns, vcpu, (uintptr_t)n);
-}
-
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	uint64_t last_page = UINT64_MAX;
 
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec, QEMU_PLUGIN_CB_NO_REGS,
-					     (void *)(uintptr_t)n);
+	qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+							  insns, n);
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint64_t va = qemu_plugin_insn_vaddr(insn);
